@@ -1,0 +1,184 @@
+package dev.sluice;
+
+import java.util.Arrays;
+import java.util.Optional;
+
+/**
+ * The catalogue of Sluice error codes ({@code SLU-nnnn}). Every {@link SluiceException} carries one.
+ * Callers branch on codes (or exception types), never on message text. {@code sluice explain CODE}
+ * prints an entry offline; {@code docs/errors.md} is generated from this enum.
+ */
+public enum ErrorCode {
+    // 00xx: bad input, rejected before any round trip
+    INVALID_NAME(1, Category.INVALID_INPUT, false,
+            "A name is not valid.",
+            "Stream, group, queue, schedule and lock names must match ^[a-z0-9][a-z0-9._-]{0,127}$ "
+                    + "(lower case letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 characters). "
+                    + "Names starting with '__system.' are reserved for built-in streams.",
+            "Choose a name that matches the pattern, for example 'orders' or 'billing.invoices-v2'."),
+    INVALID_SCHEMA_NAME(2, Category.INVALID_INPUT, false,
+            "The database schema name is not valid.",
+            "The installation schema must match ^[a-z_][a-z0-9_]{0,62}$ so it can be used as an identifier.",
+            "Pass a schema such as 'sluice' or 'app_sluice' to Sluice.builder().schema(...) or --schema."),
+    INVALID_CONFIG(3, Category.INVALID_INPUT, false,
+            "A configuration value is out of range.",
+            "A config field was given a value outside its allowed range (for example a partition size below 1, "
+                    + "a negative or zero TTL, or a payload limit over 64 MiB).",
+            "Correct the value named in the message; every option's range is in docs/streams.md."),
+
+    // 01xx: catalog state
+    STREAM_NOT_FOUND(100, Category.NOT_FOUND, false,
+            "The stream does not exist.",
+            "The operation names a stream that has not been registered in this schema, or that was renamed or destroyed.",
+            "Register it first (stream(name).register(config) or 'sluice stream register NAME'), or check the name "
+                    + "with 'sluice stream list' and the schema with --schema."),
+    STREAM_NAME_TAKEN(101, Category.CONFLICT, false,
+            "Another stream already has that name.",
+            "A rename targets a name that another stream already uses. Names are unique per schema.",
+            "Pick another name, or rename or destroy the other stream first."),
+    IMMUTABLE_FIELD(102, Category.CONFLICT, false,
+            "An immutable configuration field cannot change.",
+            "The declaration changes a field that is fixed at creation: partition_size decides the log's partition "
+                    + "boundaries and can never change for an existing stream. Nothing was changed.",
+            "Declare the stream with its existing partition size (see 'sluice stream get NAME'), or create a new stream."),
+    DESTROY_NOT_ALLOWED(103, Category.PERMISSION, false,
+            "Destroying is not allowed for this client.",
+            "Destroy drops tables and cannot be undone, so clients refuse it unless built with allowDestroy(true).",
+            "Build the client with Sluice.builder().allowDestroy(true); the CLI's destroy commands set it and require --yes."),
+    STREAM_NOT_EMPTY(104, Category.CONFLICT, false,
+            "The stream still holds messages.",
+            "Destroy refuses a stream whose log is not empty unless forced, so data is not dropped by accident. Nothing was changed.",
+            "Pass force=true (CLI: --force) if the messages may be dropped."),
+    SYSTEM_NOT_REGISTERED(105, Category.NOT_FOUND, false,
+            "The Sluice control plane is not installed in this schema.",
+            "The operation needs the control plane tables, but the schema has none.",
+            "Run sluice.system().register() or 'sluice system register' (or register a stream, which installs it)."),
+
+    // 02xx: migrations and version gates
+    DATABASE_OLDER(200, Category.MIGRATION, false,
+            "The database schema is older than this version of Sluice.",
+            "The migration ledger of a scope (the system or a stream family) lacks steps this code needs, and this "
+                    + "client is not allowed to migrate (or the operation only reads). Nothing was changed.",
+            "Run 'sluice migrate up' (or sluice.migrations().up()); registration migrates by itself unless the client "
+                    + "was built with migrate(false)."),
+    DATABASE_NEWER(201, Category.MIGRATION, false,
+            "The database schema is newer than this version of Sluice.",
+            "The migration ledger records steps this code does not know: a newer Sluice has migrated the schema. "
+                    + "Running older code against it could corrupt data, so it refuses. Nothing was changed.",
+            "Upgrade this application to the Sluice version that migrated the schema (see 'sluice migrate status')."),
+    MIGRATION_CHECKSUM_MISMATCH(202, Category.MIGRATION, false,
+            "An applied migration step differs from the code.",
+            "The checksum recorded in migration_log for an applied step does not match the step shipped with this code: "
+                    + "the ledger was edited, or the code's released step was changed. Nothing was changed.",
+            "Restore the original ledger rows or run the matching Sluice version; released steps are append-only."),
+    MIGRATION_LOCK_TIMEOUT(203, Category.MIGRATION, true,
+            "Timed out waiting for the schema migration lock.",
+            "Another process holds the schema-scoped advisory lock (it is migrating or registering) for too long.",
+            "Retry; if it persists, look for a stuck session in pg_stat_activity holding an advisory lock."),
+
+    // 03xx: storage
+    DATABASE_UNAVAILABLE(300, Category.STORAGE, true,
+            "The database cannot be reached.",
+            "Opening a connection or sending a statement failed at the network or connection level.",
+            "Check the database URL, that PostgreSQL is running, and network access; the operation can be retried."),
+    TRANSACTION_CONFLICT(301, Category.STORAGE, true,
+            "The transaction kept conflicting with concurrent work.",
+            "A serialization failure, deadlock or lock timeout repeated until the retry budget (8 attempts) was spent.",
+            "Retry later; if it persists, reduce contention on the same rows (for example fewer concurrent writers of one key)."),
+    DATABASE_ERROR(302, Category.STORAGE, false,
+            "The database reported an unexpected error.",
+            "A statement failed for a reason Sluice does not classify; the SQLState and message are attached as the cause.",
+            "Read the cause; check permissions (DDL needs CREATE on the schema) and server logs."),
+    PERMISSION_DENIED(303, Category.STORAGE, false,
+            "The database user lacks a needed privilege.",
+            "PostgreSQL refused the statement with insufficient_privilege (SQLState 42501).",
+            "Grant the privilege (DDL for register/migrate, DML for producers and consumers), or apply the DDL "
+                    + "printed by 'sluice migrate sql' as an owner."),
+
+    // 04xx: embedded server and tooling
+    EMBEDDED_START_FAILED(400, Category.ENVIRONMENT, false,
+            "The embedded PostgreSQL did not start.",
+            "Starting the embedded server failed: the data directory may be in use by another process, not writable, "
+                    + "or from another PostgreSQL major version.",
+            "Stop the other process using --data-dir, choose another --data-dir, or pass --database-url to use your own server."),
+    UNKNOWN_ERROR_CODE(401, Category.INVALID_INPUT, false,
+            "No such error code.",
+            "'sluice explain' was given a code that is not in the catalogue.",
+            "Codes look like SLU-0100; see docs/errors.md for the full list.");
+
+    /** Broad families of errors, for callers that branch on kind rather than code. */
+    public enum Category { INVALID_INPUT, NOT_FOUND, CONFLICT, PERMISSION, MIGRATION, STORAGE, ENVIRONMENT }
+
+    private final int number;
+    private final Category category;
+    private final boolean retryable;
+    private final String title;
+    private final String description;
+    private final String fix;
+
+    ErrorCode(int number, Category category, boolean retryable, String title, String description, String fix) {
+        this.number = number;
+        this.category = category;
+        this.retryable = retryable;
+        this.title = title;
+        this.description = description;
+        this.fix = fix;
+    }
+
+    /** The code as printed, for example {@code SLU-0100}. */
+    public String code() {
+        return String.format("SLU-%04d", number);
+    }
+
+    /** The family of the error. */
+    public Category category() {
+        return category;
+    }
+
+    /** Whether an unchanged retry can succeed. */
+    public boolean retryable() {
+        return retryable;
+    }
+
+    /** The one-line problem. */
+    public String title() {
+        return title;
+    }
+
+    /** What causes it. */
+    public String description() {
+        return description;
+    }
+
+    /** What to do about it. */
+    public String fix() {
+        return fix;
+    }
+
+    /** Looks a code up by its printed form ({@code SLU-0100}, {@code slu-100} or {@code 100}). */
+    public static Optional<ErrorCode> lookup(String text) {
+        if (text == null) {
+            return Optional.empty();
+        }
+        String t = text.trim().toUpperCase(java.util.Locale.ROOT);
+        if (t.startsWith("SLU-")) {
+            t = t.substring(4);
+        }
+        final int n;
+        try {
+            n = Integer.parseInt(t);
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+        return Arrays.stream(values()).filter(c -> c.number == n).findFirst();
+    }
+
+    /** The catalogue entry as plain text, as {@code sluice explain} prints it. */
+    public String explain() {
+        return code() + "  " + title + "\n"
+                + "  category:  " + category.name().toLowerCase(java.util.Locale.ROOT) + "\n"
+                + "  retryable: " + (retryable ? "yes" : "no") + "\n"
+                + "  cause:     " + description + "\n"
+                + "  fix:       " + fix + "\n";
+    }
+}

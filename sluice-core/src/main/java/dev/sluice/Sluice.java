@@ -1,0 +1,197 @@
+package dev.sluice;
+
+import dev.sluice.internal.catalog.MigrationAdmin;
+import dev.sluice.internal.catalog.Names;
+import dev.sluice.internal.catalog.StreamCatalog;
+import dev.sluice.internal.catalog.SystemCatalog;
+import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.Identifiers;
+import dev.sluice.internal.schema.Migrator;
+import dev.sluice.internal.schema.SchemaSteps;
+import java.util.List;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * A Sluice client: one installation schema in one PostgreSQL database, reached through the caller's
+ * {@link DataSource} (HikariCP recommended). Building a client does no I/O; handles
+ * ({@link #stream(String)}, {@link #system()}) do no I/O either.
+ *
+ * <pre>{@code
+ * Sluice sluice = Sluice.builder().dataSource(ds).schema("sluice").build();
+ * sluice.stream("orders").register(StreamConfig.defaults());
+ * }</pre>
+ */
+public final class Sluice implements AutoCloseable {
+    /** The default installation schema. */
+    public static final String DEFAULT_SCHEMA = "sluice";
+
+    private final String schema;
+    private final boolean allowDestroy;
+    private final boolean migrate;
+    private final String clientId;
+    private final SystemCatalog systemCatalog;
+    private final StreamCatalog streamCatalog;
+    private final MigrationAdmin migrationAdmin;
+
+    private Sluice(Builder b) {
+        this.schema = b.schema;
+        this.allowDestroy = b.allowDestroy;
+        this.migrate = b.migrate;
+        this.clientId = b.clientId;
+        Db db = new Db(b.dataSource);
+        Migrator migrator = new Migrator(schema, clientId, b.steps);
+        this.systemCatalog = new SystemCatalog(db, schema, migrator);
+        this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
+        this.migrationAdmin = new MigrationAdmin(db, schema, migrator);
+    }
+
+    /** A builder for a client. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The installation schema. */
+    public String schema() {
+        return schema;
+    }
+
+    /** Whether this client may destroy streams. */
+    public boolean allowDestroy() {
+        return allowDestroy;
+    }
+
+    /** Whether registration may migrate an older schema. */
+    public boolean migrate() {
+        return migrate;
+    }
+
+    /** The identity this client records in logs and ledgers ({@code declared_by}, {@code applied_by}). */
+    public String clientId() {
+        return clientId;
+    }
+
+    /** The control plane of the schema (a handle; no I/O). */
+    public SluiceSystem system() {
+        return new SluiceSystem(this);
+    }
+
+    /** An untyped stream handle whose payloads are raw bytes (no I/O, cannot fail). */
+    public Stream<byte[]> stream(String name) {
+        return new Stream<>(this, name, byte[].class);
+    }
+
+    /** A typed stream handle (no I/O, cannot fail). */
+    public <T> Stream<T> stream(String name, Class<T> payloadType) {
+        return new Stream<>(this, name, Objects.requireNonNull(payloadType, "payloadType"));
+    }
+
+    /** Every stream of the schema, by name; empty when the control plane is not installed. */
+    public List<StreamInfo> streams() {
+        return streamCatalog.list();
+    }
+
+    /** Operator access to migrations. */
+    public Migrations migrations() {
+        return new Migrations(migrationAdmin);
+    }
+
+    SystemCatalog systemCatalog() {
+        return systemCatalog;
+    }
+
+    StreamCatalog streamCatalog() {
+        return streamCatalog;
+    }
+
+    /** Releases the client's resources. The caller's DataSource is not closed. */
+    @Override
+    public void close() {
+        // Nothing is held yet; background loops (listener, janitor) will be stopped here.
+    }
+
+    /** Validates a user-chosen name as Sluice does, without any I/O. */
+    public static String validateName(String kind, String name) {
+        return Names.validate(kind, name);
+    }
+
+    /** Builds a {@link Sluice} client. */
+    public static final class Builder {
+        private DataSource dataSource;
+        private String schema = DEFAULT_SCHEMA;
+        private boolean allowDestroy;
+        private boolean migrate = true;
+        private String clientId = defaultClientId();
+        private SchemaSteps steps = SchemaSteps.RELEASED;
+
+        private Builder() {
+        }
+
+        /** Test hook: the migration steps this client believes in (default: the released ones). */
+        Builder schemaSteps(SchemaSteps steps) {
+            this.steps = Objects.requireNonNull(steps, "steps");
+            return this;
+        }
+
+        /** The data source to use (required unless {@link #jdbcUrl} is given). */
+        public Builder dataSource(DataSource dataSource) {
+            this.dataSource = dataSource;
+            return this;
+        }
+
+        /** Uses a simple non-pooling data source for this JDBC URL (fine for tools; pool for services). */
+        public Builder jdbcUrl(String url) {
+            PGSimpleDataSource ds = new PGSimpleDataSource();
+            ds.setUrl(Objects.requireNonNull(url, "url"));
+            this.dataSource = ds;
+            return this;
+        }
+
+        /** The installation schema (default {@code sluice}); must match {@code ^[a-z_][a-z0-9_]{0,62}$}. */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /** Whether this client may destroy streams (default false). */
+        public Builder allowDestroy(boolean allowDestroy) {
+            this.allowDestroy = allowDestroy;
+            return this;
+        }
+
+        /**
+         * Whether registration may migrate an older schema (default true). With false, an older schema
+         * is refused with {@link ErrorCode#DATABASE_OLDER} until {@code sluice migrate up} runs.
+         */
+        public Builder migrate(boolean migrate) {
+            this.migrate = migrate;
+            return this;
+        }
+
+        /** The identity recorded in logs (default {@code host:pid}). */
+        public Builder clientId(String clientId) {
+            this.clientId = Objects.requireNonNull(clientId, "clientId");
+            return this;
+        }
+
+        /** Validates the settings (no I/O) and builds the client. */
+        public Sluice build() {
+            if (dataSource == null) {
+                throw new SluiceException(ErrorCode.INVALID_CONFIG, "a DataSource (or JDBC URL) is required");
+            }
+            Identifiers.validateSchema(schema);
+            return new Sluice(this);
+        }
+
+        private static String defaultClientId() {
+            String host;
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostName();
+            } catch (java.io.IOException e) {
+                host = "unknown-host";
+            }
+            return host + ":" + ProcessHandle.current().pid();
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package dev.sluice;
+
+import dev.sluice.internal.catalog.Names;
+import java.util.Optional;
+
+/**
+ * A handle on a stream by name. Creating a handle does no I/O and cannot fail; the name is checked
+ * (before any round trip) by the operations.
+ *
+ * @param <T> the payload type ({@code byte[]} for the untyped form)
+ */
+public final class Stream<T> {
+    private final Sluice sluice;
+    private final String name;
+    private final Class<T> payloadType;
+
+    Stream(Sluice sluice, String name, Class<T> payloadType) {
+        this.sluice = sluice;
+        this.name = name;
+        this.payloadType = payloadType;
+    }
+
+    /** The stream's name as given to the handle. */
+    public String name() {
+        return name;
+    }
+
+    /** The payload type of this handle. */
+    public Class<T> payloadType() {
+        return payloadType;
+    }
+
+    /** Registers the stream with the default configuration; see {@link #register(StreamConfig)}. */
+    public StreamInfo register() {
+        return register(StreamConfig.defaults());
+    }
+
+    /**
+     * Creates the stream (its family of tables and first partitions; the control plane too when
+     * missing) or, when it exists, replaces its configuration with this whole document (the newest
+     * declaration wins; unset fields mean defaults). Every declaration is logged in
+     * {@code stream_config_log}. One transaction: all of it happens or none.
+     *
+     * @throws SluiceException {@link ErrorCode#INVALID_NAME} for a bad name (no round trip),
+     *                         {@link ErrorCode#IMMUTABLE_FIELD} when the partition size differs,
+     *                         {@link ErrorCode#DATABASE_OLDER}/{@link ErrorCode#DATABASE_NEWER}/
+     *                         {@link ErrorCode#MIGRATION_CHECKSUM_MISMATCH} from the version gates
+     */
+    public StreamInfo register(StreamConfig config) {
+        java.util.Objects.requireNonNull(config, "config");
+        return sluice.streamCatalog().register(name, config, sluice.migrate());
+    }
+
+    /** The stream as stored, or empty when it does not exist. */
+    public Optional<StreamInfo> get() {
+        return sluice.streamCatalog().get(name);
+    }
+
+    /**
+     * Renames the stream. Its id, and so its tables' names, stay the same; this handle keeps the old
+     * name, so take a new handle for the new name.
+     *
+     * @throws SluiceException {@link ErrorCode#STREAM_NOT_FOUND}, {@link ErrorCode#STREAM_NAME_TAKEN}, {@link ErrorCode#INVALID_NAME}
+     */
+    public StreamInfo rename(String newName) {
+        return sluice.streamCatalog().rename(name, newName);
+    }
+
+    /**
+     * Drops the stream's family of tables (never a row-by-row sweep) and its control-plane rows.
+     *
+     * @param force drop even when the log holds messages
+     * @throws SluiceException {@link ErrorCode#DESTROY_NOT_ALLOWED} unless the client was built with
+     *                         {@code allowDestroy(true)} (checked before any round trip),
+     *                         {@link ErrorCode#STREAM_NOT_EMPTY}, {@link ErrorCode#STREAM_NOT_FOUND}
+     */
+    public void destroy(boolean force) {
+        Names.validate("stream", name);
+        if (!sluice.allowDestroy()) {
+            throw new SluiceException(ErrorCode.DESTROY_NOT_ALLOWED, "this client may not destroy stream '" + name
+                    + "'; build it with allowDestroy(true)");
+        }
+        sluice.streamCatalog().destroy(name, force);
+    }
+
+    @Override
+    public String toString() {
+        return "Stream[" + name + "]";
+    }
+}

@@ -1,0 +1,103 @@
+package dev.sluice.internal.catalog;
+
+import dev.sluice.ErrorCode;
+import dev.sluice.MigrationStatus;
+import dev.sluice.SluiceException;
+import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.Identifiers;
+import dev.sluice.internal.schema.Migrator;
+import dev.sluice.internal.schema.Scope;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** {@code migrate status|up|sql}: the operator's view of the migration gates of one schema. */
+public final class MigrationAdmin {
+    private final Db db;
+    private final String schema;
+    private final String q;
+    private final Migrator migrator;
+
+    public MigrationAdmin(Db db, String schema, Migrator migrator) {
+        this.db = db;
+        this.schema = schema;
+        this.q = Identifiers.quote(schema);
+        this.migrator = migrator;
+    }
+
+    /** The state of every scope; never raises a gate error (it reports it). */
+    public List<MigrationStatus> status() {
+        return db.autoCommit("read migration status", this::status);
+    }
+
+    private List<MigrationStatus> status(Connection c) throws SQLException {
+        List<MigrationStatus> out = new ArrayList<>();
+        int systemCode = migrator.steps().codeVersion(Scope.SYSTEM);
+        if (!migrator.controlPlaneExists(c)) {
+            out.add(new MigrationStatus("system", schema, null, 0, systemCode, MigrationStatus.State.NOT_INSTALLED, null));
+            return out;
+        }
+        out.add(describe(Scope.SYSTEM, schema, null, migrator.applied(c, Scope.SYSTEM, 0)));
+        for (Map.Entry<Long, String> stream : streams(c).entrySet()) {
+            out.add(describe(Scope.STREAM, stream.getValue(), stream.getKey(),
+                    migrator.applied(c, Scope.STREAM, stream.getKey())));
+        }
+        return out;
+    }
+
+    private MigrationStatus describe(Scope scope, String name, Long streamId, List<Migrator.AppliedStep> applied) {
+        int code = migrator.steps().codeVersion(scope);
+        int recorded = applied.stream().mapToInt(Migrator.AppliedStep::version).max().orElse(0);
+        try {
+            Migrator.ScopeState state = migrator.inspect(scope, scope == Scope.SYSTEM ? "the control plane" : "stream '" + name + "'", applied);
+            MigrationStatus.State s = state.pending().isEmpty() ? MigrationStatus.State.CURRENT : MigrationStatus.State.PENDING;
+            return new MigrationStatus(scope.sqlValue(), name, streamId, state.databaseVersion(), code, s, null);
+        } catch (SluiceException e) {
+            MigrationStatus.State s = e.code() == ErrorCode.DATABASE_NEWER
+                    ? MigrationStatus.State.NEWER : MigrationStatus.State.CHECKSUM_MISMATCH;
+            return new MigrationStatus(scope.sqlValue(), name, streamId, recorded, code, s, e.getMessage());
+        }
+    }
+
+    /**
+     * Applies every pending step of every scope in one transaction under the schema lock. A newer or
+     * tampered scope anywhere raises its coded error and nothing is applied.
+     */
+    public List<MigrationStatus> up() {
+        db.transaction("migrate schema '" + schema + "'", c -> {
+            migrator.lockSchema(c);
+            migrator.ensureSystem(c, true);
+            Map<Long, String> streams = streams(c);
+            // Check every family before touching any, so one bad ledger leaves everything as it was.
+            for (Map.Entry<Long, String> s : streams.entrySet()) {
+                migrator.familyState(c, s.getKey(), s.getValue());
+            }
+            for (Map.Entry<Long, String> s : streams.entrySet()) {
+                migrator.ensureFamily(c, s.getKey(), s.getValue(), true);
+            }
+            return null;
+        });
+        return status();
+    }
+
+    /** The printable DDL of the control plane and of the family of stream {@code streamId}. */
+    public String sql(long streamId) {
+        return migrator.printableSql(streamId);
+    }
+
+    private Map<Long, String> streams(Connection c) throws SQLException {
+        Map<Long, String> out = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, name FROM " + q + ".stream_config ORDER BY id");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.put(rs.getLong(1), rs.getString(2));
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,242 @@
+package dev.sluice.internal.catalog;
+
+import dev.sluice.ErrorCode;
+import dev.sluice.SluiceException;
+import dev.sluice.StreamConfig;
+import dev.sluice.StreamInfo;
+import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.Identifiers;
+import dev.sluice.internal.jdbc.SqlErrors;
+import dev.sluice.internal.maint.Partitions;
+import dev.sluice.internal.schema.FamilyTables;
+import dev.sluice.internal.schema.Migrator;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Registration, lookup, rename and destroy of streams. Every change runs in one transaction under
+ * the schema lock, so registration is atomic: the config row, the family tables, the first
+ * partitions, the ledger rows and the log entry commit together or not at all.
+ */
+public final class StreamCatalog {
+    private final Db db;
+    private final String schema;
+    private final String q;
+    private final Migrator migrator;
+    private final String clientId;
+
+    public StreamCatalog(Db db, String schema, Migrator migrator, String clientId) {
+        this.db = db;
+        this.schema = schema;
+        this.q = Identifiers.quote(schema);
+        this.migrator = migrator;
+        this.clientId = clientId;
+    }
+
+    /** Creates the stream (and the control plane if missing) or replaces its mutable config. */
+    public StreamInfo register(String name, StreamConfig config, boolean allowMigrate) {
+        Names.validate("stream", name);
+        return db.transaction("register stream '" + name + "'", c -> {
+            migrator.lockSchema(c);
+            migrator.ensureSystem(c, allowMigrate);
+            Optional<StreamInfo> existing = select(c, name, true);
+            if (existing.isEmpty()) {
+                long id = insert(c, name, config);
+                migrator.ensureFamily(c, id, name, true);
+                Partitions.ensureAhead(c, new FamilyTables(q, id), config.partitionSize(), 0);
+                log(c, id, name, "created", config);
+            } else {
+                StreamInfo current = existing.get();
+                if (current.config().partitionSize() != config.partitionSize()) {
+                    throw new SluiceException(ErrorCode.IMMUTABLE_FIELD, "stream '" + name + "' has partition size "
+                            + current.config().partitionSize() + "; it cannot change to " + config.partitionSize());
+                }
+                migrator.ensureFamily(c, current.id(), name, allowMigrate);
+                boolean changed = !current.config().equals(config);
+                if (changed) {
+                    update(c, current.id(), config);
+                }
+                log(c, current.id(), name, changed ? "updated" : "unchanged", config);
+            }
+            return select(c, name, false).orElseThrow();
+        });
+    }
+
+    /** The stream, or empty when it (or the whole control plane) does not exist. */
+    public Optional<StreamInfo> get(String name) {
+        Names.validate("stream", name);
+        return db.autoCommit("read stream '" + name + "'", c -> {
+            if (!systemReadable(c)) {
+                return Optional.empty();
+            }
+            return select(c, name, false);
+        });
+    }
+
+    /** The stream or {@link ErrorCode#STREAM_NOT_FOUND}. */
+    public StreamInfo require(String name) {
+        return get(name).orElseThrow(() -> notFound(name));
+    }
+
+    /** Every stream of the schema, by name. */
+    public List<StreamInfo> list() {
+        return db.autoCommit("list streams", c -> {
+            List<StreamInfo> out = new ArrayList<>();
+            if (!systemReadable(c)) {
+                return out;
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT " + StreamRows.selectColumns(q)
+                    + " FROM " + q + ".stream_config s ORDER BY s.name");
+                 ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(StreamRows.info(rs));
+                }
+            }
+            return out;
+        });
+    }
+
+    /** Renames a stream; its id, and so its family's table names, stay. */
+    public StreamInfo rename(String from, String to) {
+        Names.validate("stream", from);
+        Names.validate("stream", to);
+        return db.transaction("rename stream '" + from + "'", c -> {
+            migrator.lockSchema(c);
+            requireSystem(c);
+            StreamInfo current = select(c, from, true).orElseThrow(() -> notFound(from));
+            if (from.equals(to)) {
+                return current;
+            }
+            if (select(c, to, false).isPresent()) {
+                throw new SluiceException(ErrorCode.STREAM_NAME_TAKEN, "cannot rename '" + from + "' to '" + to
+                        + "': another stream has that name");
+            }
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + q
+                    + ".stream_config SET name = ?, updated_at = now() WHERE id = ?")) {
+                ps.setString(1, to);
+                ps.setLong(2, current.id());
+                ps.executeUpdate();
+            } catch (SQLException e) {
+                if (SqlErrors.UNIQUE_VIOLATION.equals(e.getSQLState())) {
+                    throw new SluiceException(ErrorCode.STREAM_NAME_TAKEN, "cannot rename '" + from + "' to '" + to
+                            + "': another stream has that name", e);
+                }
+                throw e;
+            }
+            log(c, current.id(), to, "renamed", current.config());
+            return select(c, to, false).orElseThrow();
+        });
+    }
+
+    /**
+     * Drops the stream's family of tables and deletes its control-plane rows (groups, logs and ledger
+     * rows cascade). Refuses a non-empty stream unless {@code force}.
+     */
+    public void destroy(String name, boolean force) {
+        Names.validate("stream", name);
+        db.transaction("destroy stream '" + name + "'", c -> {
+            migrator.lockSchema(c);
+            requireSystem(c);
+            StreamInfo current = select(c, name, true).orElseThrow(() -> notFound(name));
+            FamilyTables family = new FamilyTables(q, current.id());
+            if (!force && hasMessages(c, family)) {
+                throw new SluiceException(ErrorCode.STREAM_NOT_EMPTY, "stream '" + name
+                        + "' holds messages; destroy it with force to drop them");
+            }
+            StringBuilder drop = new StringBuilder("DROP TABLE IF EXISTS ");
+            List<String> tables = family.tableNames();
+            for (int i = 0; i < tables.size(); i++) {
+                drop.append(i == 0 ? "" : ", ").append(q).append('.').append(tables.get(i));
+            }
+            try (Statement s = c.createStatement()) {
+                s.execute(drop.toString());
+                s.execute("DROP SEQUENCE IF EXISTS " + family.messageLogSequence());
+            }
+            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + q + ".stream_config WHERE id = ?")) {
+                ps.setLong(1, current.id());
+                ps.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    private boolean hasMessages(Connection c, FamilyTables family) throws SQLException {
+        try (Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT EXISTS (SELECT 1 FROM " + family.messageLog() + ")")) {
+            rs.next();
+            return rs.getBoolean(1);
+        }
+    }
+
+    private boolean systemReadable(Connection c) throws SQLException {
+        if (!migrator.controlPlaneExists(c)) {
+            return false;
+        }
+        Migrator.requireCurrent(migrator.systemState(c), "the control plane of schema '" + schema + "'");
+        return true;
+    }
+
+    private void requireSystem(Connection c) throws SQLException {
+        if (!systemReadable(c)) {
+            throw new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED, "schema '" + schema + "' has no Sluice control plane");
+        }
+    }
+
+    private Optional<StreamInfo> select(Connection c, String name, boolean forUpdate) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + StreamRows.selectColumns(q) + " FROM " + q
+                + ".stream_config s WHERE s.name = ?" + (forUpdate ? " FOR UPDATE OF s" : ""))) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(StreamRows.info(rs)) : Optional.empty();
+            }
+        }
+    }
+
+    private long insert(Connection c, String name, StreamConfig config) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q + ".stream_config (system_id, name,"
+                + " partition_size, retention_ttl_ns, allow_drop_past_committed, idempotency_key_ttl_ns,"
+                + " empty_compaction_head_ttl_ns, delivery_log_mode, max_payload_bytes, config)"
+                + " SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb FROM " + q + ".system_config WHERE name = 'default'"
+                + " RETURNING id")) {
+            ps.setString(1, name);
+            StreamRows.bindConfig(ps, 2, config);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private void update(Connection c, long id, StreamConfig config) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + q + ".stream_config SET partition_size = ?,"
+                + " retention_ttl_ns = ?, allow_drop_past_committed = ?, idempotency_key_ttl_ns = ?,"
+                + " empty_compaction_head_ttl_ns = ?, delivery_log_mode = ?, max_payload_bytes = ?, config = ?::jsonb,"
+                + " updated_at = now() WHERE id = ?")) {
+            int next = StreamRows.bindConfig(ps, 1, config);
+            ps.setLong(next, id);
+            ps.executeUpdate();
+        }
+    }
+
+    private void log(Connection c, long id, String name, String action, StreamConfig config) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q + ".stream_config_log"
+                + " (stream_id, name, action, config, declared_by) VALUES (?, ?, ?, ?::jsonb, ?)")) {
+            ps.setLong(1, id);
+            ps.setString(2, name);
+            ps.setString(3, action);
+            ps.setString(4, StreamRows.json(config));
+            ps.setString(5, clientId);
+            ps.executeUpdate();
+        }
+    }
+
+    private static SluiceException notFound(String name) {
+        return new SluiceException(ErrorCode.STREAM_NOT_FOUND, "stream '" + name + "' does not exist");
+    }
+}

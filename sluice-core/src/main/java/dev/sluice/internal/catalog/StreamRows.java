@@ -1,0 +1,78 @@
+package dev.sluice.internal.catalog;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.DeliveryLogMode;
+import dev.sluice.StreamConfig;
+import dev.sluice.StreamInfo;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Mapping between {@link StreamConfig}/{@link StreamInfo} and {@code stream_config} rows. */
+final class StreamRows {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The columns {@link #info} reads, plus the family version as a subquery on the ledger. */
+    static String selectColumns(String q) {
+        return "s.id, s.name, s.partition_size, s.retention_ttl_ns, s.allow_drop_past_committed, s.idempotency_key_ttl_ns,"
+                + " s.empty_compaction_head_ttl_ns, s.delivery_log_mode, s.max_payload_bytes, s.created_at, s.updated_at,"
+                + " (SELECT coalesce(max(m.version), 0) FROM " + q + ".migration_log m WHERE m.stream_id = s.id) AS family_version";
+    }
+
+    private StreamRows() {
+    }
+
+    static StreamInfo info(ResultSet rs) throws SQLException {
+        long retentionNs = rs.getLong("retention_ttl_ns");
+        Duration retention = rs.wasNull() ? null : Duration.ofNanos(retentionNs);
+        StreamConfig config = StreamConfig.builder()
+                .partitionSize(rs.getLong("partition_size"))
+                .retention(retention)
+                .allowDropPastCommitted(rs.getBoolean("allow_drop_past_committed"))
+                .idempotencyKeyTtl(Duration.ofNanos(rs.getLong("idempotency_key_ttl_ns")))
+                .emptyCompactionHeadTtl(Duration.ofNanos(rs.getLong("empty_compaction_head_ttl_ns")))
+                .deliveryLogMode(DeliveryLogMode.parse(rs.getString("delivery_log_mode")))
+                .maxPayloadBytes(rs.getInt("max_payload_bytes"))
+                .build();
+        return new StreamInfo(rs.getLong("id"), rs.getString("name"), config, rs.getInt("family_version"),
+                rs.getTimestamp("created_at").toInstant(), rs.getTimestamp("updated_at").toInstant());
+    }
+
+    /** Binds the seven config columns and the config document starting at {@code index}; returns the next index. */
+    static int bindConfig(PreparedStatement ps, int index, StreamConfig config) throws SQLException {
+        ps.setLong(index++, config.partitionSize());
+        if (config.retention() == null) {
+            ps.setNull(index++, java.sql.Types.BIGINT);
+        } else {
+            ps.setLong(index++, config.retention().toNanos());
+        }
+        ps.setBoolean(index++, config.allowDropPastCommitted());
+        ps.setLong(index++, config.idempotencyKeyTtl().toNanos());
+        ps.setLong(index++, config.emptyCompactionHeadTtl().toNanos());
+        ps.setString(index++, config.deliveryLogMode().sqlValue());
+        ps.setInt(index++, config.maxPayloadBytes());
+        ps.setString(index++, json(config));
+        return index;
+    }
+
+    /** The declared document as stored in {@code config} and in the log (durations as ISO-8601). */
+    static String json(StreamConfig config) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("partition_size", config.partitionSize());
+        doc.put("retention", config.retention() == null ? null : config.retention().toString());
+        doc.put("allow_drop_past_committed", config.allowDropPastCommitted());
+        doc.put("idempotency_key_ttl", config.idempotencyKeyTtl().toString());
+        doc.put("empty_compaction_head_ttl", config.emptyCompactionHeadTtl().toString());
+        doc.put("delivery_log_mode", config.deliveryLogMode().sqlValue());
+        doc.put("max_payload_bytes", config.maxPayloadBytes());
+        try {
+            return JSON.writeValueAsString(doc);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package dev.sluice.internal.jdbc;
+
+import dev.sluice.ErrorCode;
+import dev.sluice.SluiceException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+
+/**
+ * Connections and the transaction runner: READ COMMITTED, and the whole unit of work replayed on
+ * serialization failure, deadlock or lock timeout with small jittered backoff (cap 25 ms, 8 attempts),
+ * then a retryable {@link ErrorCode#TRANSACTION_CONFLICT}. Work run here must have no external effects.
+ */
+public final class Db {
+    public static final int MAX_ATTEMPTS = 8;
+    private static final long BACKOFF_CAP_NANOS = 25_000_000L;
+
+    private final DataSource dataSource;
+
+    public Db(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    /** Opens a connection, mapping failures to {@link ErrorCode#DATABASE_UNAVAILABLE}. */
+    public Connection open() {
+        try {
+            return dataSource.getConnection();
+        } catch (SQLException e) {
+            throw new SluiceException(ErrorCode.DATABASE_UNAVAILABLE, "cannot open a database connection: " + e.getMessage(), e);
+        }
+    }
+
+    /** Runs {@code work} in auto-commit mode (single statements, reads). */
+    public <T> T autoCommit(String what, SqlWork<T> work) {
+        try (Connection c = open()) {
+            c.setAutoCommit(true);
+            return work.run(c);
+        } catch (SQLException e) {
+            throw SqlErrors.map(e, what);
+        }
+    }
+
+    /** Runs {@code work} in one READ COMMITTED transaction, replaying it on transient conflicts. */
+    public <T> T transaction(String what, SqlWork<T> work) {
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = open()) {
+                try {
+                    c.setAutoCommit(false);
+                    c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+                    T result = work.run(c);
+                    c.commit();
+                    return result;
+                } catch (SQLException | RuntimeException e) {
+                    rollbackQuietly(c, e);
+                    throw e;
+                }
+            } catch (SQLException e) {
+                if (SqlErrors.isTransient(e) && attempt < MAX_ATTEMPTS) {
+                    backoff(attempt);
+                    continue;
+                }
+                throw SqlErrors.map(e, what);
+            }
+        }
+    }
+
+    private static void rollbackQuietly(Connection c, Throwable failure) {
+        try {
+            c.rollback();
+        } catch (SQLException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    private static void backoff(int attempt) {
+        // Downward jitter below an exponential ceiling capped at 25 ms.
+        long ceiling = Math.min(BACKOFF_CAP_NANOS, 1_000_000L << Math.min(attempt, 5));
+        LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(ceiling / 2, ceiling + 1));
+    }
+}

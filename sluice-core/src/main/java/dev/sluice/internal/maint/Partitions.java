@@ -1,0 +1,89 @@
+package dev.sluice.internal.maint;
+
+import dev.sluice.internal.schema.FamilyTables;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * Creates {@code message_log_<id>} partitions ahead of the head, so producers never need DDL rights
+ * and never fail for lack of a partition. Partition {@code k} holds ids {@code [k*size, (k+1)*size)}.
+ */
+public final class Partitions {
+    /** How many partitions past the one holding the head are kept ready. */
+    public static final int AHEAD = 1;
+
+    private Partitions() {
+    }
+
+    /**
+     * Ensures partitions exist from the one holding {@code headId} through {@link #AHEAD} more, and
+     * every one below them down to the lowest existing partition (or 0). Idempotent.
+     *
+     * @return the number of partitions created
+     */
+    public static int ensureAhead(Connection c, FamilyTables family, long partitionSize, long headId) throws SQLException {
+        long headIndex = Math.max(0, headId) / partitionSize;
+        long lastIndex = headIndex + AHEAD;
+        long firstIndex = lowestExisting(c, family, partitionSize).orElse(0L);
+        int created = 0;
+        for (long k = Math.min(firstIndex, headIndex); k <= lastIndex; k++) {
+            if (create(c, family, partitionSize, k)) {
+                created++;
+            }
+        }
+        return created;
+    }
+
+    private static java.util.OptionalLong lowestExisting(Connection c, FamilyTables family, long size) throws SQLException {
+        // Partition bounds come from the catalog, so this works whatever partitions retention has dropped.
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT min(substring(pg_get_expr(k.relpartbound, k.oid) FROM 'FROM \\((-?[0-9]+)\\)')::numeric)"
+                        + " FROM pg_inherits i JOIN pg_class k ON k.oid = i.inhrelid WHERE i.inhparent = to_regclass(?)")) {
+            ps.setString(1, family.messageLog());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                java.math.BigDecimal low = rs.getBigDecimal(1);
+                return low == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(low.longValue() / size);
+            }
+        }
+    }
+
+    private static boolean create(Connection c, FamilyTables family, long size, long index) throws SQLException {
+        long low = Math.multiplyExact(index, size);
+        String high;
+        try {
+            high = Long.toString(Math.addExact(low, size));
+        } catch (ArithmeticException e) {
+            high = "MAXVALUE";
+        }
+        String partition = family.messageLogPartition(index);
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NULL")) {
+            ps.setString(1, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    return false;
+                }
+            }
+        }
+        try (Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS " + partition + " PARTITION OF " + family.messageLog()
+                    + " FOR VALUES FROM (" + low + ") TO (" + high + ")");
+        }
+        return true;
+    }
+
+    /** The number of partitions the log has now. */
+    public static int count(Connection c, FamilyTables family) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_inherits WHERE inhparent = to_regclass(?)")) {
+            ps.setString(1, family.messageLog());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+}

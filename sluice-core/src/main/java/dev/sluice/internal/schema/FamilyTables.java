@@ -1,0 +1,78 @@
+package dev.sluice.internal.schema;
+
+import java.util.List;
+
+/**
+ * The physical names of one stream's family, built only from the numeric stream id (never from
+ * user text) and the already-quoted schema. The single place family table names are made.
+ */
+public record FamilyTables(String quotedSchema, long streamId) {
+
+    /** Unqualified names of every family table, in drop order (children of FKs first is not needed: none point inward). */
+    public List<String> tableNames() {
+        return List.of(
+                "binding_config_log_" + streamId,
+                "binding_config_" + streamId,
+                "message_key_lease_" + streamId,
+                "claim_lease_" + streamId,
+                "consumer_group_cursor_" + streamId,
+                "delivery_log_" + streamId,
+                "exception_queue_" + streamId,
+                "compaction_head_" + streamId,
+                "idempotency_key_" + streamId,
+                "message_log_" + streamId);
+    }
+
+    private String qualified(String table) {
+        return quotedSchema + "." + table + "_" + streamId;
+    }
+
+    public String messageLog() {
+        return qualified("message_log");
+    }
+
+    /** The partition of the log holding ids {@code [index * size, (index + 1) * size)}. */
+    public String messageLogPartition(long index) {
+        return quotedSchema + ".message_log_" + streamId + "_" + index;
+    }
+
+    public String messageLogSequence() {
+        return quotedSchema + ".message_log_" + streamId + "_id_seq";
+    }
+
+    public String idempotencyKey() {
+        return qualified("idempotency_key");
+    }
+
+    public String compactionHead() {
+        return qualified("compaction_head");
+    }
+
+    public String exceptionQueue() {
+        return qualified("exception_queue");
+    }
+
+    public String deliveryLog() {
+        return qualified("delivery_log");
+    }
+
+    public String consumerGroupCursor() {
+        return qualified("consumer_group_cursor");
+    }
+
+    public String claimLease() {
+        return qualified("claim_lease");
+    }
+
+    public String messageKeyLease() {
+        return qualified("message_key_lease");
+    }
+
+    public String bindingConfig() {
+        return qualified("binding_config");
+    }
+
+    public String bindingConfigLog() {
+        return qualified("binding_config_log");
+    }
+}

@@ -1,0 +1,44 @@
+package dev.sluice.embedded.test;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The database a {@link SluiceTest} class runs against: a JDBC URL, a data source and the fresh
+ * schema reserved for this test class.
+ *
+ * @param jdbcUrl    JDBC URL of the server (embedded, or {@code SLUICE_TEST_DATABASE_URL})
+ * @param schema     the schema reserved for this test class (created empty, dropped afterwards)
+ * @param external   whether the server is external (from {@code SLUICE_TEST_DATABASE_URL})
+ */
+public record TestDatabase(String jdbcUrl, String schema, boolean external) {
+
+    /** A fresh non-pooling data source for the server. */
+    public DataSource dataSource() {
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setUrl(jdbcUrl);
+        return ds;
+    }
+
+    /** Opens a connection (auto-commit on); the caller closes it. */
+    public Connection connect() throws SQLException {
+        return dataSource().getConnection();
+    }
+
+    /** Runs one SQL statement with auto-commit, for test set-up and sabotage. */
+    public void execute(String sql) {
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("test SQL failed: " + sql, e);
+        }
+    }
+
+    /** A further fresh schema name, unique on the server, that is dropped with this test class. */
+    public String freshSchemaName(String hint) {
+        return SluiceTestExtension.reserveExtraSchema(this, hint);
+    }
+}
