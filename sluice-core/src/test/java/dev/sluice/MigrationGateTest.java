@@ -1,0 +1,163 @@
+package dev.sluice;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.embedded.test.SluiceTest;
+import dev.sluice.embedded.test.TestDatabase;
+import dev.sluice.internal.schema.SchemaSteps;
+import dev.sluice.internal.schema.Scope;
+import dev.sluice.testing.PgCatalog;
+import java.util.List;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.Test;
+
+@SluiceTest
+class MigrationGateTest {
+
+    private static Sluice client(TestDatabase db, String schema, SchemaSteps steps, boolean migrate) {
+        return Sluice.builder().dataSource(db.dataSource()).schema(schema).migrate(migrate).schemaSteps(steps).build();
+    }
+
+    private static void assertCode(ErrorCode code, ThrowingCallable call) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(code));
+    }
+
+    /** Everything an assertion of "nothing touched" compares: tables, ledger and config rows. */
+    private static String fingerprint(TestDatabase db, String schema) {
+        PgCatalog cat = new PgCatalog(db, schema);
+        String q = "\"" + schema + "\"";
+        return cat.tables() + "|" + cat.strings("SELECT string_agg(version || step || checksum || coalesce(stream_id, 0), ',' ORDER BY id) FROM "
+                + q + ".migration_log") + "|" + cat.strings("SELECT string_agg(name || config::text, ',' ORDER BY id) FROM " + q + ".stream_config")
+                + "|" + cat.columns("message_log_1").keySet();
+    }
+
+    @Test
+    void aDatabaseNewerThanTheCodeIsRefusedAndNothingIsTouched(TestDatabase db) {
+        String schema = db.freshSchemaName("newer");
+        Sluice sluice = client(db, schema, SchemaSteps.RELEASED, true);
+        sluice.stream("a").register();
+        db.execute("INSERT INTO \"" + schema + "\".migration_log (system_id, scope, version, step, checksum, applied_by)"
+                + " SELECT id, 'system', 2, 'V002__future', 'abc', 'a newer sluice' FROM \"" + schema + "\".system_config");
+        String before = fingerprint(db, schema);
+
+        assertCode(ErrorCode.DATABASE_NEWER, () -> sluice.system().register());
+        assertCode(ErrorCode.DATABASE_NEWER, () -> sluice.system().get());
+        assertCode(ErrorCode.DATABASE_NEWER, () -> sluice.stream("a").register());
+        assertCode(ErrorCode.DATABASE_NEWER, () -> sluice.stream("b").register());
+        assertCode(ErrorCode.DATABASE_NEWER, sluice::streams);
+        assertCode(ErrorCode.DATABASE_NEWER, () -> sluice.migrations().up());
+
+        assertThat(fingerprint(db, schema)).isEqualTo(before);
+        assertThat(sluice.migrations().status().get(0)).satisfies(s -> {
+            assertThat(s.state()).isEqualTo(MigrationStatus.State.NEWER);
+            assertThat(s.databaseVersion()).isEqualTo(2);
+            assertThat(s.codeVersion()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void aTamperedLedgerIsRefusedAndNothingIsTouched(TestDatabase db) {
+        String schema = db.freshSchemaName("tampered");
+        Sluice sluice = client(db, schema, SchemaSteps.RELEASED, true);
+        sluice.stream("a").register();
+        db.execute("UPDATE \"" + schema + "\".migration_log SET checksum = 'edited' WHERE system_id IS NOT NULL");
+        String before = fingerprint(db, schema);
+
+        assertCode(ErrorCode.MIGRATION_CHECKSUM_MISMATCH, () -> sluice.system().register());
+        assertCode(ErrorCode.MIGRATION_CHECKSUM_MISMATCH, () -> sluice.stream("b").register());
+        assertCode(ErrorCode.MIGRATION_CHECKSUM_MISMATCH, () -> sluice.migrations().up());
+        assertThat(fingerprint(db, schema)).isEqualTo(before);
+        assertThat(sluice.migrations().status().get(0).state()).isEqualTo(MigrationStatus.State.CHECKSUM_MISMATCH);
+    }
+
+    @Test
+    void aTamperedFamilyLedgerIsRefusedForThatStream(TestDatabase db) {
+        String schema = db.freshSchemaName("tampered_family");
+        Sluice sluice = client(db, schema, SchemaSteps.RELEASED, true);
+        StreamInfo a = sluice.stream("a").register();
+        sluice.stream("b").register();
+        db.execute("UPDATE \"" + schema + "\".migration_log SET checksum = 'edited' WHERE stream_id = " + a.id());
+
+        assertCode(ErrorCode.MIGRATION_CHECKSUM_MISMATCH, () -> sluice.stream("a").register());
+        assertThat(sluice.stream("b").register().name()).isEqualTo("b");
+        List<MigrationStatus> status = sluice.migrations().status();
+        assertThat(status).extracting(MigrationStatus::name, MigrationStatus::state).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(schema, MigrationStatus.State.CURRENT),
+                org.assertj.core.groups.Tuple.tuple("a", MigrationStatus.State.CHECKSUM_MISMATCH),
+                org.assertj.core.groups.Tuple.tuple("b", MigrationStatus.State.CURRENT));
+    }
+
+    @Test
+    void anOlderControlPlaneIsRefusedWithoutMigrateAndUpgradedByMigrateUp(TestDatabase db) {
+        String schema = db.freshSchemaName("older_system");
+        client(db, schema, SchemaSteps.RELEASED, true).stream("a").register();
+        SchemaSteps newer = SchemaSteps.RELEASED.plus(Scope.SYSTEM, "probe", "CREATE TABLE {schema}.gate_probe (id int);");
+        Sluice strict = client(db, schema, newer, false);
+        String before = fingerprint(db, schema);
+
+        assertCode(ErrorCode.DATABASE_OLDER, () -> strict.system().register());
+        assertCode(ErrorCode.DATABASE_OLDER, () -> strict.system().get());
+        assertCode(ErrorCode.DATABASE_OLDER, () -> strict.stream("a").register());
+        assertCode(ErrorCode.DATABASE_OLDER, strict::streams);
+        assertThat(fingerprint(db, schema)).isEqualTo(before);
+        assertThat(strict.migrations().status().get(0).state()).isEqualTo(MigrationStatus.State.PENDING);
+        assertThatThrownBy(() -> strict.system().register()).hasMessageContaining("sluice migrate up");
+
+        List<MigrationStatus> after = strict.migrations().up();
+        assertThat(after).allSatisfy(s -> assertThat(s.state()).isEqualTo(MigrationStatus.State.CURRENT));
+        assertThat(new PgCatalog(db, schema).tables()).contains("gate_probe");
+        assertThat(strict.system().get()).map(SystemInfo::version).contains(2);
+        // The released code now sees a newer database.
+        assertCode(ErrorCode.DATABASE_NEWER, () -> client(db, schema, SchemaSteps.RELEASED, true).system().get());
+    }
+
+    @Test
+    void registrationMigratesAnOlderFamilyWhenAllowed(TestDatabase db) {
+        String schema = db.freshSchemaName("older_family");
+        StreamInfo a = client(db, schema, SchemaSteps.RELEASED, true).stream("a").register();
+        SchemaSteps newer = SchemaSteps.RELEASED.plus(Scope.STREAM, "probe",
+                "ALTER TABLE {schema}.message_log_{id} ADD COLUMN probe integer;");
+
+        assertCode(ErrorCode.DATABASE_OLDER, () -> client(db, schema, newer, false).stream("a").register());
+        assertThat(new PgCatalog(db, schema).columns("message_log_" + a.id())).doesNotContainKey("probe");
+
+        StreamInfo migrated = client(db, schema, newer, true).stream("a").register();
+        assertThat(migrated.familyVersion()).isEqualTo(2);
+        assertThat(new PgCatalog(db, schema).columns("message_log_" + a.id())).containsKey("probe");
+        StreamInfo fresh = client(db, schema, newer, true).stream("b").register();
+        assertThat(fresh.familyVersion()).isEqualTo(2);
+        assertThat(new PgCatalog(db, schema).columns("message_log_" + fresh.id())).containsKey("probe");
+    }
+
+    @Test
+    void migrateUpInstallsAnEmptySchemaAndReportsEveryScope(TestDatabase db) {
+        String schema = db.freshSchemaName("up_empty");
+        Sluice sluice = client(db, schema, SchemaSteps.RELEASED, true);
+        assertThat(sluice.migrations().status()).singleElement()
+                .satisfies(s -> assertThat(s.state()).isEqualTo(MigrationStatus.State.NOT_INSTALLED));
+        assertThat(sluice.migrations().up()).singleElement()
+                .satisfies(s -> assertThat(s.state()).isEqualTo(MigrationStatus.State.CURRENT));
+        sluice.stream("s1").register();
+        assertThat(sluice.migrations().status()).extracting(MigrationStatus::scope).containsExactly("system", "stream");
+    }
+
+    @Test
+    void printedSqlBuildsASchemaTheGatesAccept(TestDatabase db) {
+        String schema = db.freshSchemaName("printed");
+        Sluice sluice = client(db, schema, SchemaSteps.RELEASED, false);
+        String sql = sluice.migrations().sql(1);
+        assertThat(sql).contains("CREATE TABLE \"" + schema + "\".stream_config").contains("message_log_1 (")
+                .contains("INSERT INTO \"" + schema + "\".migration_log");
+        int familyStart = sql.indexOf("-- Family of the stream");
+        db.execute(sql.substring(0, familyStart));
+        db.execute("INSERT INTO \"" + schema + "\".stream_config (id, system_id, name, partition_size, idempotency_key_ttl_ns,"
+                + " empty_compaction_head_ttl_ns, max_payload_bytes, config) SELECT 1, id, 'flyway', 1000000, 86400000000000,"
+                + " 3600000000000, 1048576, '{}' FROM \"" + schema + "\".system_config");
+        db.execute(sql.substring(familyStart));
+
+        assertThat(sluice.system().get()).isPresent();
+        assertThat(sluice.migrations().status()).allSatisfy(s -> assertThat(s.state()).isEqualTo(MigrationStatus.State.CURRENT));
+        assertCode(ErrorCode.INVALID_CONFIG, () -> sluice.migrations().sql(0));
+    }
+}
