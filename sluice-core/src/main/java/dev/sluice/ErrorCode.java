@@ -173,6 +173,30 @@ public enum ErrorCode {
         return Arrays.stream(values()).filter(c -> c.number == n).findFirst();
     }
 
+    /** The whole catalogue as Markdown; {@code docs/errors.md} is exactly this text. */
+    public static String markdownCatalogue() {
+        StringBuilder out = new StringBuilder();
+        out.append("# Error catalogue\n\n")
+                .append("Every error Sluice raises is a `SluiceException` carrying one of these codes. Branch on the code\n")
+                .append("(`e.code() == ErrorCode.STREAM_NOT_FOUND`) or on `e.retryable()`, never on message text.\n")
+                .append("`sluice explain SLU-nnnn` prints an entry offline. This page is generated from\n")
+                .append("`dev.sluice.ErrorCode` (a test fails when they differ; regenerate with\n")
+                .append("`SLUICE_WRITE_DOCS=1 mvn -B -pl sluice-core test -Dtest=ErrorCatalogueTest`).\n\n")
+                .append("| code | constant | category | retryable | problem |\n|---|---|---|---|---|\n");
+        for (ErrorCode c : values()) {
+            out.append("| ").append(c.code()).append(" | `").append(c.name()).append("` | ")
+                    .append(c.category.name().toLowerCase(java.util.Locale.ROOT)).append(" | ")
+                    .append(c.retryable ? "yes" : "no").append(" | ").append(c.title).append(" |\n");
+        }
+        for (ErrorCode c : values()) {
+            out.append("\n## ").append(c.code()).append(" ").append(c.name()).append("\n\n")
+                    .append("**").append(c.title).append("** ")
+                    .append(c.retryable ? "Retryable: an unchanged retry can succeed." : "Not retryable: an unchanged retry cannot succeed.")
+                    .append("\n\n*Cause.* ").append(c.description).append("\n\n*Fix.* ").append(c.fix).append("\n");
+        }
+        return out.toString();
+    }
+
     /** The catalogue entry as plain text, as {@code sluice explain} prints it. */
     public String explain() {
         return code() + "  " + title + "\n"

@@ -19,13 +19,14 @@ import java.util.List;
  * A ledger newer than the code or with a changed checksum is refused before anything is touched.
  */
 public final class Migrator {
-    /** How long registration and migration wait for the schema lock. */
-    public static final String LOCK_TIMEOUT = "60s";
+    /** How long registration and migration wait for the schema lock by default. */
+    public static final java.time.Duration DEFAULT_LOCK_TIMEOUT = java.time.Duration.ofSeconds(60);
 
     private final String schema;
     private final String q;
     private final String appliedBy;
     private final SchemaSteps steps;
+    private volatile java.time.Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
 
     public Migrator(String schema, String appliedBy) {
         this(schema, appliedBy, SchemaSteps.RELEASED);
@@ -36,6 +37,12 @@ public final class Migrator {
         this.q = Identifiers.quote(schema);
         this.appliedBy = appliedBy;
         this.steps = steps;
+    }
+
+    /** Changes how long {@link #lockSchema} waits (tests use short waits). */
+    public Migrator lockTimeout(java.time.Duration timeout) {
+        this.lockTimeout = timeout;
+        return this;
     }
 
     /** The steps this migrator applies. */
@@ -57,7 +64,7 @@ public final class Migrator {
      */
     public void lockSchema(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
-            s.execute("SET LOCAL lock_timeout = '" + LOCK_TIMEOUT + "'");
+            s.execute("SET LOCAL lock_timeout = " + Math.max(1, lockTimeout.toMillis()));
         }
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
             ps.setString(1, "sluice.schema:" + schema);
@@ -65,7 +72,7 @@ public final class Migrator {
         } catch (SQLException e) {
             if (SqlErrors.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
                 throw new SluiceException(ErrorCode.MIGRATION_LOCK_TIMEOUT,
-                        "waited " + LOCK_TIMEOUT + " for the schema lock of '" + schema + "'", e);
+                        "waited " + lockTimeout.toMillis() + " ms for the schema lock of '" + schema + "'", e);
             }
             throw e;
         }
