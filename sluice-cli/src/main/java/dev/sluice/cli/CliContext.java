@@ -1,0 +1,52 @@
+package dev.sluice.cli;
+
+import dev.sluice.ErrorCode;
+import dev.sluice.Sluice;
+import dev.sluice.SluiceException;
+import dev.sluice.embedded.EmbeddedPostgresServer;
+
+/** The client a command runs with: your database, or the embedded one started for the command. */
+final class CliContext implements AutoCloseable {
+    private final EmbeddedPostgresServer server;
+    private final Sluice sluice;
+
+    private CliContext(EmbeddedPostgresServer server, Sluice sluice) {
+        this.server = server;
+        this.sluice = sluice;
+    }
+
+    static CliContext open(GlobalOptions options, boolean allowDestroy) {
+        String url = options.effectiveDatabaseUrl();
+        EmbeddedPostgresServer server = null;
+        if (url == null) {
+            try {
+                server = EmbeddedPostgresServer.start(options.dataDir);
+            } catch (RuntimeException e) {
+                throw new SluiceException(ErrorCode.EMBEDDED_START_FAILED,
+                        "embedded PostgreSQL did not start in " + options.dataDir.toAbsolutePath() + ": " + e.getMessage(), e);
+            }
+            url = server.jdbcUrl();
+        }
+        try {
+            Sluice sluice = Sluice.builder().jdbcUrl(url).schema(options.schema).allowDestroy(allowDestroy).build();
+            return new CliContext(server, sluice);
+        } catch (RuntimeException e) {
+            if (server != null) {
+                server.close();
+            }
+            throw e;
+        }
+    }
+
+    Sluice sluice() {
+        return sluice;
+    }
+
+    @Override
+    public void close() {
+        sluice.close();
+        if (server != null) {
+            server.close();
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package dev.sluice.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.sluice.MigrationStatus;
+import dev.sluice.SluiceException;
+import dev.sluice.StreamConfig;
+import dev.sluice.StreamInfo;
+import dev.sluice.SystemInfo;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Renders results as text tables or JSON, and errors as coded messages. */
+final class Output {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private Output() {
+    }
+
+    static Map<String, Object> stream(StreamInfo s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", s.id());
+        m.put("name", s.name());
+        m.put("config", config(s.config()));
+        m.put("family_version", s.familyVersion());
+        m.put("created_at", s.createdAt().toString());
+        m.put("updated_at", s.updatedAt().toString());
+        return m;
+    }
+
+    static Map<String, Object> config(StreamConfig c) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("partition_size", c.partitionSize());
+        m.put("retention", c.retention() == null ? null : c.retention().toString());
+        m.put("allow_drop_past_committed", c.allowDropPastCommitted());
+        m.put("idempotency_key_ttl", c.idempotencyKeyTtl().toString());
+        m.put("empty_compaction_head_ttl", c.emptyCompactionHeadTtl().toString());
+        m.put("delivery_log_mode", c.deliveryLogMode().sqlValue());
+        m.put("max_payload_bytes", c.maxPayloadBytes());
+        return m;
+    }
+
+    static Map<String, Object> system(SystemInfo s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", s.id());
+        m.put("name", s.name());
+        m.put("schema", s.schema());
+        m.put("version", s.version());
+        m.put("code_version", s.codeVersion());
+        m.put("created_at", s.createdAt().toString());
+        return m;
+    }
+
+    static Map<String, Object> migration(MigrationStatus s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("scope", s.scope());
+        m.put("name", s.name());
+        m.put("stream_id", s.streamId());
+        m.put("database_version", s.databaseVersion());
+        m.put("code_version", s.codeVersion());
+        m.put("state", s.state().name().toLowerCase(java.util.Locale.ROOT));
+        m.put("problem", s.problem());
+        return m;
+    }
+
+    static void json(PrintWriter out, Object value) {
+        try {
+            out.println(JSON.writeValueAsString(value));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static String duration(Duration d) {
+        if (d == null) {
+            return "forever";
+        }
+        return Durations.format(d);
+    }
+
+    /** Prints rows as an aligned table with a header. */
+    static void table(PrintWriter out, List<String> header, List<List<String>> rows) {
+        int[] widths = new int[header.size()];
+        List<List<String>> all = new ArrayList<>();
+        all.add(header);
+        all.addAll(rows);
+        for (List<String> row : all) {
+            for (int i = 0; i < row.size(); i++) {
+                widths[i] = Math.max(widths[i], row.get(i).length());
+            }
+        }
+        for (List<String> row : all) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.size(); i++) {
+                line.append(i == 0 ? "" : "  ");
+                line.append(i == row.size() - 1 ? row.get(i) : String.format("%-" + widths[i] + "s", row.get(i)));
+            }
+            out.println(line.toString().stripTrailing());
+        }
+    }
+
+    /** Prints key: value lines. */
+    static void fields(PrintWriter out, Map<String, ?> fields) {
+        int width = fields.keySet().stream().mapToInt(String::length).max().orElse(0) + 1;
+        fields.forEach((k, v) -> out.println(String.format("%-" + width + "s  %s", k + ":", v)));
+    }
+
+    static void error(PrintWriter out, PrintWriter err, boolean json, SluiceException e) {
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("code", e.code().code());
+            m.put("name", e.code().name());
+            m.put("problem", e.problem());
+            m.put("retryable", e.retryable());
+            m.put("fix", e.fix());
+            json(out, Map.of("error", m));
+        } else {
+            err.println("error: " + e.problem() + " [" + e.code().code() + "]");
+            err.println("  fix: " + e.fix());
+        }
+    }
+}
