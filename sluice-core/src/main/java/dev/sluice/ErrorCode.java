@@ -25,6 +25,33 @@ public enum ErrorCode {
             "A config field was given a value outside its allowed range (for example a partition size below 1, "
                     + "a negative or zero TTL, or a payload limit over 64 MiB).",
             "Correct the value named in the message; every option's range is in docs/streams.md."),
+    PAYLOAD_TOO_LARGE(4, Category.INVALID_INPUT, false,
+            "The payload is larger than the stream allows.",
+            "The serialized payload exceeds the stream's max_payload_bytes (default 1 MiB). It was rejected before "
+                    + "any round trip; nothing was written.",
+            "Send a smaller payload (store large blobs elsewhere and produce a reference), or raise maxPayloadBytes "
+                    + "on the stream (at most 64 MiB)."),
+    INVALID_KEY(5, Category.INVALID_INPUT, false,
+            "A message, routing or idempotency key is not valid.",
+            "Keys must be 1 to 256 characters and must not contain the NUL character. Nothing was written.",
+            "Shorten the key (hash long natural keys) or drop the option."),
+    INVALID_HEADERS(6, Category.INVALID_INPUT, false,
+            "The message headers are not valid.",
+            "Headers are a small string map: at most 64 entries, names 1 to 128 characters, no NUL characters, "
+                    + "at most 8 KiB in total. Nothing was written.",
+            "Move large or binary metadata into the payload; keep headers for trace context and routing hints."),
+    NULL_PAYLOAD(7, Category.INVALID_INPUT, false,
+            "The payload is null.",
+            "Every message needs a payload; null is rejected before any round trip.",
+            "Pass a payload (an empty byte array or an empty JSON object if the message is only a signal)."),
+    PAYLOAD_NOT_SERIALIZABLE(8, Category.INVALID_INPUT, false,
+            "The payload could not be serialized.",
+            "The producer's serde (Jackson JSON by default) failed on this payload; the cause is attached. Nothing was written.",
+            "Make the type serializable by Jackson (public getters or a record), or give the producer a Serde."),
+    INVALID_OPTIONS(9, Category.INVALID_INPUT, false,
+            "The produce options contradict each other.",
+            "For example compaction without a message key, or a schema version below 1. Nothing was written.",
+            "Correct the options named in the message (see docs/produce.md)."),
 
     // 01xx: catalog state
     STREAM_NOT_FOUND(100, Category.NOT_FOUND, false,
@@ -53,6 +80,16 @@ public enum ErrorCode {
             "The Sluice control plane is not installed in this schema.",
             "The operation needs the control plane tables, but the schema has none.",
             "Run sluice.system().register() or 'sluice system register' (or register a stream, which installs it)."),
+    PRODUCER_CLOSED(106, Category.CONFLICT, false,
+            "The producer is closed.",
+            "produce was called after close() (or after the client was closed); the message was not accepted.",
+            "Create a new producer with stream.producer(), or produce before closing."),
+    PARTITION_UNAVAILABLE(107, Category.STORAGE, true,
+            "No log partition exists for the message and none could be created.",
+            "The producer's process creates partitions ahead of the head, but this time it could not (for example "
+                    + "the database user lacks CREATE on the schema, or the DDL lock was busy). Nothing was written.",
+            "Grant the producer's user CREATE on the schema, or run a process with DDL rights (the janitor, "
+                    + "'sluice stream register') that keeps partitions ahead; then retry."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,
@@ -94,6 +131,12 @@ public enum ErrorCode {
             "PostgreSQL refused the statement with insufficient_privilege (SQLState 42501).",
             "Grant the privilege (DDL for register/migrate, DML for producers and consumers), or apply the DDL "
                     + "printed by 'sluice migrate sql' as an owner."),
+    COMMIT_OUTCOME_UNKNOWN(304, Category.STORAGE, true,
+            "The connection failed while committing; the outcome is unknown.",
+            "The database may or may not have committed the transaction: the reply was lost. Retrying a produce "
+                    + "without an idempotency key can write the message twice.",
+            "Retry with the same idempotency key (a duplicate then returns the original id), or check the stream "
+                    + "with 'sluice stream read' before retrying."),
 
     // 04xx: embedded server and tooling
     EMBEDDED_START_FAILED(400, Category.ENVIRONMENT, false,

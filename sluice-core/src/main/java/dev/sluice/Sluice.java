@@ -34,13 +34,17 @@ public final class Sluice implements AutoCloseable {
     private final SystemCatalog systemCatalog;
     private final StreamCatalog streamCatalog;
     private final MigrationAdmin migrationAdmin;
+    private final Db db;
+    private final java.util.Set<AutoCloseable> resources = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile java.util.concurrent.ExecutorService maintenance;
+    private volatile boolean closed;
 
     private Sluice(Builder b) {
         this.schema = b.schema;
         this.allowDestroy = b.allowDestroy;
         this.migrate = b.migrate;
         this.clientId = b.clientId;
-        Db db = new Db(b.dataSource);
+        this.db = new Db(b.dataSource);
         Migrator migrator = new Migrator(schema, clientId, b.steps);
         this.systemCatalog = new SystemCatalog(db, schema, migrator);
         this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
@@ -105,10 +109,59 @@ public final class Sluice implements AutoCloseable {
         return streamCatalog;
     }
 
-    /** Releases the client's resources. The caller's DataSource is not closed. */
+    Db db() {
+        return db;
+    }
+
+    /** Registers something the client must close (producers, consumers); refused once closed. */
+    void track(AutoCloseable resource) {
+        if (closed) {
+            throw new SluiceException(ErrorCode.PRODUCER_CLOSED, "the Sluice client is closed");
+        }
+        resources.add(resource);
+    }
+
+    void untrack(AutoCloseable resource) {
+        resources.remove(resource);
+    }
+
+    /** The client's single background thread for maintenance (partitions ahead), started on first use. */
+    java.util.concurrent.Executor maintenance() {
+        java.util.concurrent.ExecutorService m = maintenance;
+        if (m == null) {
+            synchronized (this) {
+                m = maintenance;
+                if (m == null) {
+                    m = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+                        Thread t = new Thread(r, "sluice-maintenance-" + schema);
+                        t.setDaemon(true);
+                        return t;
+                    });
+                    maintenance = m;
+                }
+            }
+        }
+        return m;
+    }
+
+    /**
+     * Closes every producer (flushing queued messages) and stops background work. The caller's
+     * DataSource is not closed.
+     */
     @Override
     public void close() {
-        // Nothing is held yet; background loops (listener, janitor) will be stopped here.
+        closed = true;
+        for (AutoCloseable r : java.util.List.copyOf(resources)) {
+            try {
+                r.close();
+            } catch (Exception e) {
+                org.slf4j.LoggerFactory.getLogger(Sluice.class).warn("closing {} failed: {}", r, e.toString());
+            }
+        }
+        java.util.concurrent.ExecutorService m = maintenance;
+        if (m != null) {
+            m.shutdown();
+        }
     }
 
     /** Validates a user-chosen name as Sluice does, without any I/O. */

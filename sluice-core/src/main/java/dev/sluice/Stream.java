@@ -83,6 +83,30 @@ public final class Stream<T> {
         sluice.streamCatalog().destroy(name, force);
     }
 
+    /** A producer with the default configuration; see {@link #producer(ProducerConfig)}. */
+    public Producer<T> producer() {
+        return producer(ProducerConfig.defaults());
+    }
+
+    /**
+     * A producer for this stream (thread-safe; share one per stream). Creating it does no I/O: the
+     * stream is resolved on the first produce. Close it (or the client) to flush queued messages.
+     */
+    public Producer<T> producer(ProducerConfig config) {
+        java.util.Objects.requireNonNull(config, "config");
+        java.util.concurrent.atomic.AtomicReference<Producer<T>> self = new java.util.concurrent.atomic.AtomicReference<>();
+        Producer<T> p = new dev.sluice.internal.produce.DefaultProducer<>(sluice.db(), sluice.streamCatalog(),
+                sluice.schema(), name, payloadType, config, sluice.maintenance(), () -> sluice.untrack(self.get()));
+        self.set(p);
+        try {
+            sluice.track(p);
+        } catch (SluiceException e) {
+            p.close();
+            throw e;
+        }
+        return p;
+    }
+
     @Override
     public String toString() {
         return "Stream[" + name + "]";

@@ -84,6 +84,29 @@ public final class StreamCatalog {
         return get(name).orElseThrow(() -> notFound(name));
     }
 
+    /**
+     * The stream for producing or consuming: it must exist and its family must be at the code's
+     * version (no migration happens here; producers and consumers need no DDL rights).
+     */
+    public StreamInfo requireUsable(String name) {
+        StreamInfo info = require(name);
+        int code = migrator.steps().codeVersion(dev.sluice.internal.schema.Scope.STREAM);
+        if (info.familyVersion() < code) {
+            throw new SluiceException(ErrorCode.DATABASE_OLDER, "stream '" + name + "' is at migration version "
+                    + info.familyVersion() + " but this code needs " + code + "; run 'sluice migrate up'");
+        }
+        if (info.familyVersion() > code) {
+            throw new SluiceException(ErrorCode.DATABASE_NEWER, "stream '" + name + "' is at migration version "
+                    + info.familyVersion() + " but this code knows versions up to " + code);
+        }
+        return info;
+    }
+
+    /** The quoted schema, for building family table names. */
+    public String quotedSchema() {
+        return q;
+    }
+
     /** Every stream of the schema, by name. */
     public List<StreamInfo> list() {
         return db.autoCommit("list streams", c -> {

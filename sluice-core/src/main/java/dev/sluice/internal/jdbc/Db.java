@@ -54,7 +54,7 @@ public final class Db {
                     c.setAutoCommit(false);
                     c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
                     T result = work.run(c);
-                    c.commit();
+                    commit(c, what);
                     return result;
                 } catch (SQLException | RuntimeException e) {
                     rollbackQuietly(c, e);
@@ -67,6 +67,18 @@ public final class Db {
                 }
                 throw SqlErrors.map(e, what);
             }
+        }
+    }
+
+    /** Commits; a connection failure during commit leaves the outcome unknown, which callers must know. */
+    public static void commit(Connection c, String what) throws SQLException {
+        try {
+            c.commit();
+        } catch (SQLException e) {
+            if (SqlErrors.isConnectionFailure(e)) {
+                throw new SluiceException(ErrorCode.COMMIT_OUTCOME_UNKNOWN, what + ": the connection failed during commit", e);
+            }
+            throw e;
         }
     }
 

@@ -25,8 +25,19 @@ public final class Partitions {
      * @return the number of partitions created
      */
     public static int ensureAhead(Connection c, FamilyTables family, long partitionSize, long headId) throws SQLException {
+        return ensureThrough(c, family, partitionSize, headId, headId);
+    }
+
+    /**
+     * Ensures partitions cover every id from {@code headId} up to {@code upToId}, plus {@link #AHEAD}
+     * partitions beyond, with no holes down to the lowest existing partition. Idempotent.
+     *
+     * @return the number of partitions created
+     */
+    public static int ensureThrough(Connection c, FamilyTables family, long partitionSize, long headId, long upToId)
+            throws SQLException {
         long headIndex = Math.max(0, headId) / partitionSize;
-        long lastIndex = headIndex + AHEAD;
+        long lastIndex = Math.max(headIndex, Math.max(0, upToId) / partitionSize) + AHEAD;
         long firstIndex = lowestExisting(c, family, partitionSize).orElse(0L);
         int created = 0;
         for (long k = Math.min(firstIndex, headIndex); k <= lastIndex; k++) {
@@ -37,10 +48,24 @@ public final class Partitions {
         return created;
     }
 
+    /** The exclusive upper id bound of the highest partition (0 when there is none). */
+    public static long coveredUpTo(Connection c, FamilyTables family) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT max(substring(pg_get_expr(k.relpartbound, k.oid) FROM 'TO \\(''?(-?[0-9]+)''?\\)')::numeric)"
+                        + " FROM pg_inherits i JOIN pg_class k ON k.oid = i.inhrelid WHERE i.inhparent = to_regclass(?)")) {
+            ps.setString(1, family.messageLog());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                java.math.BigDecimal high = rs.getBigDecimal(1);
+                return high == null ? 0 : high.longValue();
+            }
+        }
+    }
+
     private static java.util.OptionalLong lowestExisting(Connection c, FamilyTables family, long size) throws SQLException {
         // Partition bounds come from the catalog, so this works whatever partitions retention has dropped.
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT min(substring(pg_get_expr(k.relpartbound, k.oid) FROM 'FROM \\((-?[0-9]+)\\)')::numeric)"
+                "SELECT min(substring(pg_get_expr(k.relpartbound, k.oid) FROM 'FROM \\(''?(-?[0-9]+)''?\\)')::numeric)"
                         + " FROM pg_inherits i JOIN pg_class k ON k.oid = i.inhrelid WHERE i.inhparent = to_regclass(?)")) {
             ps.setString(1, family.messageLog());
             try (ResultSet rs = ps.executeQuery()) {
@@ -69,9 +94,20 @@ public final class Partitions {
                 }
             }
         }
+        // Create then ATTACH (SHARE UPDATE EXCLUSIVE on the parent) rather than CREATE ... PARTITION OF
+        // (ACCESS EXCLUSIVE), so producers inserting into the log are not blocked. The temporary CHECK
+        // lets ATTACH skip its validation scan.
+        String check = partition.substring(partition.lastIndexOf('.') + 1) + "_bounds";
         try (Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE IF NOT EXISTS " + partition + " PARTITION OF " + family.messageLog()
+            s.execute("CREATE TABLE " + partition + " (LIKE " + family.messageLog() + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)");
+            if (!high.equals("MAXVALUE")) {
+                s.execute("ALTER TABLE " + partition + " ADD CONSTRAINT " + check + " CHECK (id >= " + low + " AND id < " + high + ")");
+            }
+            s.execute("ALTER TABLE " + family.messageLog() + " ATTACH PARTITION " + partition
                     + " FOR VALUES FROM (" + low + ") TO (" + high + ")");
+            if (!high.equals("MAXVALUE")) {
+                s.execute("ALTER TABLE " + partition + " DROP CONSTRAINT " + check);
+            }
         }
         return true;
     }

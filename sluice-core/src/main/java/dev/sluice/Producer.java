@@ -1,0 +1,61 @@
+package dev.sluice;
+
+import java.sql.Connection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * Produces messages to one stream. Obtain one with {@link Stream#producer()}; it is thread-safe and
+ * meant to be shared: concurrent {@link #produce} calls are coalesced into shared transactions by a
+ * commit-driven batcher (each caller still gets its own result or its own error). Close it to flush.
+ *
+ * <p>Every produce validates before any round trip (null payload, size limit, key lengths, headers)
+ * and raises a coded {@link SluiceException}; nothing is written for a rejected message.
+ *
+ * @param <T> the payload type
+ */
+public interface Producer<T> extends AutoCloseable {
+
+    /** Produces one message without options; see {@link #produce(Object, ProduceOptions)}. */
+    default Produced produce(T payload) {
+        return produce(payload, ProduceOptions.NONE);
+    }
+
+    /**
+     * Produces one message through the batcher and waits until its transaction committed.
+     *
+     * @return the id, or for a duplicate idempotency key the original id with {@code duplicate=true}
+     */
+    Produced produce(T payload, ProduceOptions options);
+
+    /** Like {@link #produce(Object, ProduceOptions)} without waiting; the future fails with a {@link SluiceException}. */
+    CompletableFuture<Produced> produceAsync(T payload, ProduceOptions options);
+
+    /**
+     * Produces all messages in one transaction of their own: all are written or none. Results are in
+     * order. Idempotency keys work across calls (a re-sent batch returns the original ids).
+     */
+    List<Produced> produceBatch(List<Outgoing<T>> messages);
+
+    /**
+     * Inserts the message inside the caller's open transaction (auto-commit off): the message exists
+     * if and only if the caller commits. Never commits, never retries; compaction-key and
+     * idempotency-key row locks are held until the caller's transaction ends.
+     */
+    Produced produceInTransaction(Connection connection, T payload, ProduceOptions options);
+
+    /**
+     * Opens a transaction, runs {@code work} (the caller's own writes, returning the payload) and
+     * inserts the message in the same transaction, replaying everything on serialization failure or
+     * deadlock — so {@code work} must have no external effects.
+     */
+    Produced produce(Function<Connection, T> work, ProduceOptions options);
+
+    /** The stream this producer writes to. */
+    String streamName();
+
+    /** Flushes queued messages (up to the shutdown timeout) and stops the batcher. */
+    @Override
+    void close();
+}

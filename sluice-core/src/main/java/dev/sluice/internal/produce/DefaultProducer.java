@@ -1,0 +1,289 @@
+package dev.sluice.internal.produce;
+
+import dev.sluice.ErrorCode;
+import dev.sluice.Outgoing;
+import dev.sluice.ProduceOptions;
+import dev.sluice.Produced;
+import dev.sluice.Producer;
+import dev.sluice.ProducerConfig;
+import dev.sluice.Serde;
+import dev.sluice.SluiceException;
+import dev.sluice.StreamInfo;
+import dev.sluice.internal.catalog.StreamCatalog;
+import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.SqlErrors;
+import dev.sluice.internal.maint.PartitionKeeper;
+import dev.sluice.internal.notify.Channels;
+import dev.sluice.internal.schema.FamilyTables;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+
+/** The producer behind {@link Producer}: validation, the batcher, the transaction forms. */
+public final class DefaultProducer<T> implements Producer<T> {
+    private final Db db;
+    private final StreamCatalog catalog;
+    private final String schema;
+    private final String streamName;
+    private final MessageEncoder<T> encoder;
+    private final ProducerConfig config;
+    private final Executor background;
+    private final Batcher batcher;
+    private final Runnable onClose;
+    private volatile Resolved resolved;
+    private volatile boolean closed;
+
+    private record Resolved(StreamTarget target, PartitionKeeper keeper) {
+    }
+
+    @SuppressWarnings("unchecked")
+    public DefaultProducer(Db db, StreamCatalog catalog, String schema, String streamName, Class<T> payloadType,
+                           ProducerConfig config, Executor background, Runnable onClose) {
+        this.db = db;
+        this.catalog = catalog;
+        this.schema = schema;
+        this.streamName = streamName;
+        this.config = config;
+        this.background = background;
+        this.onClose = onClose;
+        Serde<T> serde = config.serde() != null ? (Serde<T>) config.serde() : Serde.forType(payloadType);
+        this.encoder = new MessageEncoder<>(serde, payloadType);
+        this.batcher = new Batcher(streamName, config.maxBatchSize(), config.maxInFlight(), this::flush);
+    }
+
+    @Override
+    public String streamName() {
+        return streamName;
+    }
+
+    /** Resolves the stream once (validating its name first, without I/O) and caches it. */
+    private Resolved resolved() {
+        Resolved r = resolved;
+        if (r == null) {
+            synchronized (this) {
+                r = resolved;
+                if (r == null) {
+                    dev.sluice.internal.catalog.Names.validate("stream", streamName);
+                    StreamInfo info = catalog.requireUsable(streamName);
+                    FamilyTables tables = new FamilyTables(catalog.quotedSchema(), info.id());
+                    StreamTarget target = new StreamTarget(info.id(), info.name(), info.config().partitionSize(),
+                            info.config().maxPayloadBytes(), info.config().idempotencyKeyTtl().toNanos(), tables,
+                            Channels.forSchema(schema));
+                    r = new Resolved(target, new PartitionKeeper(db, schema, tables, target.partitionSize(), background));
+                    resolved = r;
+                }
+            }
+        }
+        return r;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new SluiceException(ErrorCode.PRODUCER_CLOSED, "the producer of stream '" + streamName + "' is closed");
+        }
+    }
+
+    @Override
+    public Produced produce(T payload, ProduceOptions options) {
+        try {
+            return produceAsync0(payload, options).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SluiceException(ErrorCode.PRODUCER_CLOSED, "interrupted while waiting for the commit", e);
+        } catch (ExecutionException e) {
+            throw unwrap(e.getCause());
+        }
+    }
+
+    @Override
+    public CompletableFuture<Produced> produceAsync(T payload, ProduceOptions options) {
+        try {
+            return produceAsync0(payload, options);
+        } catch (SluiceException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<Produced> produceAsync0(T payload, ProduceOptions options) {
+        ensureOpen();
+        Resolved r = resolved();
+        return batcher.submit(encoder.encode(payload, options, r.target().maxPayloadBytes()));
+    }
+
+    @Override
+    public List<Produced> produceBatch(List<Outgoing<T>> messages) {
+        Objects.requireNonNull(messages, "messages");
+        ensureOpen();
+        if (messages.isEmpty()) {
+            return List.of();
+        }
+        Resolved r = resolved();
+        List<Encoded> encoded = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            Outgoing<T> m = messages.get(i);
+            if (m == null) {
+                throw new SluiceException(ErrorCode.NULL_PAYLOAD, "message " + i + " of the batch is null");
+            }
+            try {
+                encoded.add(encoder.encode(m.payload(), m.options(), r.target().maxPayloadBytes()));
+            } catch (SluiceException e) {
+                throw new SluiceException(e.code(), "message " + i + " of the batch: " + e.problem(), e);
+            }
+        }
+        return write(r, encoded);
+    }
+
+    @Override
+    public Produced produceInTransaction(Connection connection, T payload, ProduceOptions options) {
+        Objects.requireNonNull(connection, "connection");
+        ensureOpen();
+        Resolved r = resolved();
+        Encoded e = encoder.encode(payload, options, r.target().maxPayloadBytes());
+        try {
+            if (connection.getAutoCommit()) {
+                throw new SluiceException(ErrorCode.INVALID_OPTIONS,
+                        "produceInTransaction needs a connection in a transaction (auto-commit off)");
+            }
+            r.keeper().beforeWrite(1);
+            Produced p = MessageWriter.write(connection, r.target(), List.of(e)).get(0);
+            r.keeper().afterWrite(p.id());
+            return p;
+        } catch (SQLException ex) {
+            throw translate(ex, r);
+        }
+    }
+
+    @Override
+    public Produced produce(Function<Connection, T> work, ProduceOptions options) {
+        Objects.requireNonNull(work, "work");
+        ensureOpen();
+        Resolved r = resolved();
+        r.keeper().beforeWrite(1);
+        Produced p = writeWithRetry(r, c -> {
+            Encoded e = encoder.encode(work.apply(c), options, r.target().maxPayloadBytes());
+            return MessageWriter.write(c, r.target(), List.of(e));
+        }).get(0);
+        r.keeper().afterWrite(p.id());
+        return p;
+    }
+
+    /** One batch of the batcher: one transaction; a non-transient failure is retried per message to isolate it. */
+    private void flush(List<Batcher.Request> batch) {
+        Resolved r;
+        try {
+            r = resolved();
+        } catch (RuntimeException e) {
+            batch.forEach(q -> q.future().completeExceptionally(e));
+            return;
+        }
+        List<Encoded> messages = new ArrayList<>(batch.size());
+        batch.forEach(q -> messages.add(q.message()));
+        try {
+            List<Produced> results = write(r, messages);
+            for (int i = 0; i < batch.size(); i++) {
+                batch.get(i).future().complete(results.get(i));
+            }
+        } catch (SluiceException e) {
+            if (batch.size() == 1 || !isolatable(e)) {
+                batch.forEach(q -> q.future().completeExceptionally(e));
+                return;
+            }
+            for (Batcher.Request q : batch) {
+                try {
+                    q.future().complete(write(r, List.of(q.message())).get(0));
+                } catch (RuntimeException single) {
+                    q.future().completeExceptionally(single);
+                }
+            }
+        }
+    }
+
+    /** Errors where a retry per message can tell the bad one from the rest (not lost commits or outages). */
+    private static boolean isolatable(SluiceException e) {
+        return switch (e.code()) {
+            case COMMIT_OUTCOME_UNKNOWN, DATABASE_UNAVAILABLE, STREAM_NOT_FOUND, PRODUCER_CLOSED,
+                    DATABASE_OLDER, DATABASE_NEWER -> false;
+            default -> true;
+        };
+    }
+
+    private List<Produced> write(Resolved r, List<Encoded> messages) {
+        r.keeper().beforeWrite(messages.size());
+        List<Produced> results = writeWithRetry(r, c -> MessageWriter.write(c, r.target(), messages));
+        long max = 0;
+        for (Produced p : results) {
+            max = Math.max(max, p.id());
+        }
+        r.keeper().afterWrite(max);
+        return results;
+    }
+
+    private interface Work {
+        List<Produced> run(Connection c) throws SQLException;
+    }
+
+    /** Runs in a transaction of our own; a missing partition is created and the write tried once more. */
+    private List<Produced> writeWithRetry(Resolved r, Work work) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return db.transaction("produce to stream '" + streamName + "'", c -> {
+                    try {
+                        return work.run(c);
+                    } catch (SQLException e) {
+                        if (isMissingPartition(e) || SqlErrors.UNDEFINED_TABLE.equals(e.getSQLState())) {
+                            throw translate(e, r);
+                        }
+                        throw e;
+                    }
+                });
+            } catch (SluiceException e) {
+                if (e.code() == ErrorCode.PARTITION_UNAVAILABLE && attempt == 1) {
+                    r.keeper().extend(Math.max(1024, config.maxBatchSize()));
+                    continue;
+                }
+                throw e;
+            }
+        }
+    }
+
+    private static boolean isMissingPartition(SQLException e) {
+        return "23514".equals(e.getSQLState()) && e.getMessage() != null && e.getMessage().contains("no partition");
+    }
+
+    private SluiceException translate(SQLException e, Resolved r) {
+        if (isMissingPartition(e)) {
+            return new SluiceException(ErrorCode.PARTITION_UNAVAILABLE, "no partition of " + r.target().tables().messageLog()
+                    + " holds the message's id", e);
+        }
+        if (SqlErrors.UNDEFINED_TABLE.equals(e.getSQLState())) {
+            resolved = null; // destroyed (or recreated): resolve again next time
+            return new SluiceException(ErrorCode.STREAM_NOT_FOUND, "stream '" + streamName + "' no longer exists", e);
+        }
+        return SqlErrors.map(e, "produce to stream '" + streamName + "'");
+    }
+
+    private static SluiceException unwrap(Throwable t) {
+        Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+        if (c instanceof SluiceException se) {
+            return se;
+        }
+        return new SluiceException(ErrorCode.DATABASE_ERROR, "produce failed: " + c, c);
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        batcher.close(config.shutdownTimeout());
+        onClose.run();
+    }
+}

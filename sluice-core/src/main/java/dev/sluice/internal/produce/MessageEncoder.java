@@ -1,0 +1,131 @@
+package dev.sluice.internal.produce;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.ErrorCode;
+import dev.sluice.ProduceOptions;
+import dev.sluice.SchemaVersion;
+import dev.sluice.Serde;
+import dev.sluice.SluiceException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Validates and encodes one message before any round trip: payload present and within the stream's
+ * limit, keys and headers within bounds, options consistent. Every rejection is a coded error.
+ */
+public final class MessageEncoder<T> {
+    public static final int MAX_KEY_LENGTH = 256;
+    public static final int MAX_HEADERS = 64;
+    public static final int MAX_HEADER_NAME_LENGTH = 128;
+    public static final int MAX_HEADERS_BYTES = 8192;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Serde<T> serde;
+    private final int schemaVersion;
+
+    public MessageEncoder(Serde<T> serde, Class<T> payloadType) {
+        this.serde = serde;
+        SchemaVersion v = payloadType.getAnnotation(SchemaVersion.class);
+        this.schemaVersion = v == null ? 1 : v.value();
+        if (schemaVersion < 1) {
+            throw new SluiceException(ErrorCode.INVALID_OPTIONS, "@SchemaVersion on " + payloadType.getName()
+                    + " must be at least 1 (got " + schemaVersion + ")");
+        }
+    }
+
+    public int schemaVersion() {
+        return schemaVersion;
+    }
+
+    /** Encodes a message for a stream whose payload limit is {@code maxPayloadBytes}. */
+    public Encoded encode(T payload, ProduceOptions options, int maxPayloadBytes) {
+        if (payload == null) {
+            throw new SluiceException(ErrorCode.NULL_PAYLOAD, "the payload is null");
+        }
+        ProduceOptions o = options == null ? ProduceOptions.NONE : options;
+        byte[] bytes;
+        try {
+            bytes = serde.serialize(payload);
+        } catch (Exception e) {
+            throw new SluiceException(ErrorCode.PAYLOAD_NOT_SERIALIZABLE, "the payload of type "
+                    + payload.getClass().getName() + " could not be serialized: " + e.getClass().getSimpleName(), e);
+        }
+        if (bytes == null) {
+            throw new SluiceException(ErrorCode.NULL_PAYLOAD, "the serde returned no bytes");
+        }
+        if (bytes.length > maxPayloadBytes) {
+            throw new SluiceException(ErrorCode.PAYLOAD_TOO_LARGE, "the payload is " + bytes.length
+                    + " bytes; the stream accepts at most " + maxPayloadBytes);
+        }
+        checkKey("message key", o.messageKey());
+        checkKey("routing key", o.routingKey());
+        checkKey("idempotency key", o.idempotencyKey());
+        if (o.compactionRank() != null && o.messageKey() == null) {
+            throw new SluiceException(ErrorCode.INVALID_OPTIONS, "compaction needs a message key (the compaction identity)");
+        }
+        return new Encoded(bytes, serde.contentType(), schemaVersion, o.messageKey(), o.routingKey(),
+                headersJson(o.headers()), optionsJson(o), o.compactionRank(), idempotencyUuid(o.idempotencyKey()));
+    }
+
+    /** The name-based uuid an idempotency key is stored as. */
+    public static UUID idempotencyUuid(String key) {
+        return key == null ? null : UUID.nameUUIDFromBytes(("sluice.idempotency:" + key).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void checkKey(String what, String key) {
+        if (key == null) {
+            return;
+        }
+        if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+            throw new SluiceException(ErrorCode.INVALID_KEY, what + " must be 1 to " + MAX_KEY_LENGTH
+                    + " characters (got " + key.length() + ")");
+        }
+        if (key.indexOf('\0') >= 0) {
+            throw new SluiceException(ErrorCode.INVALID_KEY, what + " must not contain NUL characters");
+        }
+    }
+
+    private static String headersJson(Map<String, String> headers) {
+        if (headers.isEmpty()) {
+            return null;
+        }
+        if (headers.size() > MAX_HEADERS) {
+            throw new SluiceException(ErrorCode.INVALID_HEADERS, "at most " + MAX_HEADERS + " headers (got " + headers.size() + ")");
+        }
+        for (Map.Entry<String, String> h : headers.entrySet()) {
+            String name = h.getKey();
+            if (name == null || name.isEmpty() || name.length() > MAX_HEADER_NAME_LENGTH || name.indexOf('\0') >= 0) {
+                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header names must be 1 to "
+                        + MAX_HEADER_NAME_LENGTH + " characters without NUL");
+            }
+            if (h.getValue() == null || h.getValue().indexOf('\0') >= 0) {
+                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header '" + name + "' needs a value without NUL characters");
+            }
+        }
+        String json = write(headers);
+        if (json.getBytes(StandardCharsets.UTF_8).length > MAX_HEADERS_BYTES) {
+            throw new SluiceException(ErrorCode.INVALID_HEADERS, "headers exceed " + MAX_HEADERS_BYTES + " bytes");
+        }
+        return json;
+    }
+
+    private static String optionsJson(ProduceOptions o) {
+        if (o.deliverAt() == null) {
+            return null;
+        }
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("deliver_at", o.deliverAt().toString());
+        return write(doc);
+    }
+
+    private static String write(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
