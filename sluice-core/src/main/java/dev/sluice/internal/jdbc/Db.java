@@ -66,6 +66,18 @@ public final class Db {
                     continue;
                 }
                 throw SqlErrors.map(e, what);
+            } catch (RuntimeException e) {
+                // A user callback cannot throw SQLException through Function; a wrapped transient failure
+                // (serialization, deadlock, lock timeout) still means "replay the whole transaction".
+                SQLException transientCause = transientCause(e);
+                if (transientCause != null && !(e instanceof SluiceException) && attempt < MAX_ATTEMPTS) {
+                    backoff(attempt);
+                    continue;
+                }
+                if (transientCause != null && !(e instanceof SluiceException)) {
+                    throw SqlErrors.map(transientCause, what);
+                }
+                throw e;
             }
         }
     }
@@ -80,6 +92,15 @@ public final class Db {
             }
             throw e;
         }
+    }
+
+    private static SQLException transientCause(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof SQLException se && SqlErrors.isTransient(se)) {
+                return se;
+            }
+        }
+        return null;
     }
 
     private static void rollbackQuietly(Connection c, Throwable failure) {
