@@ -107,6 +107,21 @@ public final class Stream<T> {
         return p;
     }
 
+    /**
+     * Reads up to {@code limit} messages with ids above {@code afterId}, in id order, never past the
+     * snapshot fence: a reader that continues from the last id it saw never skips a message whose
+     * producer commits late. Waits up to {@code fenceWait} for older producing transactions to end and
+     * returns only what is safe (possibly nothing) when they are still open.
+     */
+    public java.util.List<StoredMessage> read(long afterId, int limit, java.time.Duration fenceWait) {
+        if (limit < 1 || limit > 10_000) {
+            throw new SluiceException(ErrorCode.INVALID_CONFIG, "limit must be between 1 and 10000 (got " + limit + ")");
+        }
+        Names.validate("stream", name);
+        return new dev.sluice.internal.consume.LogReader(sluice.db(), sluice.streamCatalog())
+                .read(name, afterId, limit, java.util.Objects.requireNonNull(fenceWait, "fenceWait"));
+    }
+
     @Override
     public String toString() {
         return "Stream[" + name + "]";

@@ -101,9 +101,11 @@ class SchemaShapeTest {
     void messageLogIsRangePartitionedByIdWithFirstPartitions() {
         String log = "message_log_" + id;
         assertThat(cat.partitionKey(log)).isEqualTo("RANGE (id)");
+        // Partition 0 holds the head (id 0); ahead: one partition, and at least 1024 ids.
         assertThat(cat.partitions(log)).containsExactly(
                 log + "_0 FOR VALUES FROM ('0') TO ('1000')",
-                log + "_1 FOR VALUES FROM ('1000') TO ('2000')");
+                log + "_1 FOR VALUES FROM ('1000') TO ('2000')",
+                log + "_2 FOR VALUES FROM ('2000') TO ('3000')");
         assertThat(cat.columns(log)).containsEntry("id", "bigint not null")
                 .containsEntry("payload", "bytea not null")
                 .containsEntry("headers", "jsonb")

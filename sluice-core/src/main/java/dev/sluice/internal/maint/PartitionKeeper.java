@@ -43,7 +43,7 @@ public final class PartitionKeeper {
     /** Makes sure the partitions cover {@code upcoming} more ids past the highest id seen; synchronous when needed. */
     public void beforeWrite(int upcoming) {
         long covered = coveredUpTo;
-        if (covered < 0 || lastSeen + upcoming >= covered) {
+        if (covered < 0 || lastSeen + upcoming + Partitions.AHEAD_IDS / 2 >= covered) {
             extend(upcoming);
         }
     }
@@ -53,7 +53,8 @@ public final class PartitionKeeper {
         if (highestId > lastSeen) {
             lastSeen = highestId;
         }
-        if (highestId + partitionSize / 2 >= coveredUpTo && extending.compareAndSet(false, true)) {
+        long margin = Math.max(partitionSize / 2, Partitions.AHEAD_IDS);
+        if (highestId + margin >= coveredUpTo && extending.compareAndSet(false, true)) {
             background.execute(() -> {
                 try {
                     extend(0);

@@ -12,8 +12,14 @@ import java.sql.Statement;
  * and never fail for lack of a partition. Partition {@code k} holds ids {@code [k*size, (k+1)*size)}.
  */
 public final class Partitions {
-    /** How many partitions past the one holding the head are kept ready. */
+    /** How many partitions past the one holding the head are kept ready (at least). */
     public static final int AHEAD = 1;
+    /**
+     * At least this many ids are kept ready past the head, whatever the partition size: a transaction
+     * that is already writing cannot see partitions attached after its first insert (it holds the
+     * parent's lock, so it never reloads the partition map), so a long transaction needs room ahead.
+     */
+    public static final long AHEAD_IDS = 1024;
 
     private Partitions() {
     }
@@ -37,7 +43,8 @@ public final class Partitions {
     public static int ensureThrough(Connection c, FamilyTables family, long partitionSize, long headId, long upToId)
             throws SQLException {
         long headIndex = Math.max(0, headId) / partitionSize;
-        long lastIndex = Math.max(headIndex, Math.max(0, upToId) / partitionSize) + AHEAD;
+        long ahead = Math.max(AHEAD, (AHEAD_IDS + partitionSize - 1) / partitionSize);
+        long lastIndex = Math.max(headIndex, Math.max(0, upToId) / partitionSize) + ahead;
         long firstIndex = lowestExisting(c, family, partitionSize).orElse(0L);
         int created = 0;
         for (long k = Math.min(firstIndex, headIndex); k <= lastIndex; k++) {
