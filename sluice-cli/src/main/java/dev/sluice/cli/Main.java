@@ -13,7 +13,7 @@ import picocli.CommandLine.Mixin;
 @Command(name = "sluice", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "PostgreSQL-native streams, queues and schedules for the JVM.",
         subcommands = {SystemCommand.class, StreamCommand.class, MigrateCommand.class, ExplainCommand.class,
-                CommandLine.HelpCommand.class})
+                BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     /** Exit code for success. */
     public static final int OK = 0;

@@ -18,6 +18,7 @@ import java.util.Map;
 /** Renders results as text tables or JSON, and errors as coded messages. */
 final class Output {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper COMPACT = new ObjectMapper();
 
     private Output() {
     }
@@ -71,6 +72,15 @@ final class Output {
     static void json(PrintWriter out, Object value) {
         try {
             out.println(JSON.writeValueAsString(value));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** One compact JSON document on one line (for streams of records). */
+    static void jsonLine(PrintWriter out, Object value) {
+        try {
+            out.println(COMPACT.writeValueAsString(value));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }

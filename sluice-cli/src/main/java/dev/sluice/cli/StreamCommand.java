@@ -15,7 +15,7 @@ import picocli.CommandLine.Parameters;
 
 @Command(name = "stream", description = "Register, inspect, rename and destroy streams.",
         subcommands = {StreamCommand.ListStreams.class, StreamCommand.Get.class, StreamCommand.Register.class,
-                StreamCommand.Rename.class, StreamCommand.Destroy.class})
+                StreamCommand.Rename.class, StreamCommand.Destroy.class, StreamIo.Produce.class, StreamIo.Read.class})
 final class StreamCommand {
 
     static void print(Base cmd, StreamInfo info) {

@@ -51,8 +51,8 @@ public final class Db {
         for (int attempt = 1; ; attempt++) {
             try (Connection c = open()) {
                 try {
+                    // READ COMMITTED is PostgreSQL's default; setting it would cost a round trip per transaction.
                     c.setAutoCommit(false);
-                    c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
                     T result = work.run(c);
                     commit(c, what);
                     return result;

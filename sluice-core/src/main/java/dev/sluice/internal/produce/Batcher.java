@@ -7,12 +7,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -27,27 +23,23 @@ final class Batcher {
     }
 
     private final LinkedBlockingQueue<Request> queue = new LinkedBlockingQueue<>();
-    private final Semaphore slots;
     private final int maxBatchSize;
-    private final ExecutorService workers;
-    private final Thread dispatcher;
+    private final Thread[] workers;
     private final Consumer<List<Request>> flush;
     private final Object admission = new Object();
     private volatile boolean closed;
 
     Batcher(String name, int maxBatchSize, int maxInFlight, Consumer<List<Request>> flush) {
         this.maxBatchSize = maxBatchSize;
-        this.slots = new Semaphore(maxInFlight);
         this.flush = flush;
-        AtomicInteger n = new AtomicInteger();
-        this.workers = Executors.newFixedThreadPool(maxInFlight, r -> {
-            Thread t = new Thread(r, "sluice-produce-" + name + "-" + n.incrementAndGet());
+        // Each worker is one transaction in flight: it takes whatever queued while it was committing.
+        this.workers = new Thread[maxInFlight];
+        for (int i = 0; i < maxInFlight; i++) {
+            Thread t = new Thread(this::work, "sluice-produce-" + name + "-" + (i + 1));
             t.setDaemon(true);
-            return t;
-        });
-        this.dispatcher = new Thread(this::dispatch, "sluice-batcher-" + name);
-        this.dispatcher.setDaemon(true);
-        this.dispatcher.start();
+            workers[i] = t;
+            t.start();
+        }
     }
 
     /** Queues a message; fails the future at once when the batcher is closed. */
@@ -63,7 +55,8 @@ final class Batcher {
         return f;
     }
 
-    private void dispatch() {
+    private void work() {
+        List<Request> batch = new ArrayList<>(Math.min(maxBatchSize, 64));
         try {
             while (true) {
                 Request first = queue.poll(100, TimeUnit.MILLISECONDS);
@@ -73,24 +66,14 @@ final class Batcher {
                     }
                     continue;
                 }
-                slots.acquire();
-                List<Request> batch = new ArrayList<>(Math.min(maxBatchSize, queue.size() + 1));
                 batch.add(first);
                 queue.drainTo(batch, maxBatchSize - 1);
                 try {
-                    workers.execute(() -> {
-                        try {
-                            flush.accept(batch);
-                        } catch (RuntimeException e) {
-                            batch.forEach(r -> r.future().completeExceptionally(e));
-                        } finally {
-                            slots.release();
-                        }
-                    });
+                    flush.accept(batch);
                 } catch (RuntimeException e) {
-                    slots.release();
                     batch.forEach(r -> r.future().completeExceptionally(e));
                 }
+                batch = new ArrayList<>(Math.min(maxBatchSize, 64));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -102,17 +85,16 @@ final class Batcher {
         synchronized (admission) {
             closed = true;
         }
-        try {
-            dispatcher.join(Math.max(1, timeout.toMillis()));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (Thread t : workers) {
+            try {
+                t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
-        dispatcher.interrupt();
-        workers.shutdown();
-        try {
-            workers.awaitTermination(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        for (Thread t : workers) {
+            t.interrupt();
         }
         Request r;
         while ((r = queue.poll()) != null) {

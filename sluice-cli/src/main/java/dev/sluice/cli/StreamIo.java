@@ -1,0 +1,197 @@
+package dev.sluice.cli;
+
+import dev.sluice.ErrorCode;
+import dev.sluice.ProduceOptions;
+import dev.sluice.Produced;
+import dev.sluice.Producer;
+import dev.sluice.SluiceException;
+import dev.sluice.Stream;
+import dev.sluice.StoredMessage;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code sluice stream produce} and {@code sluice stream read}. */
+final class StreamIo {
+    private StreamIo() {
+    }
+
+    @Command(name = "produce", description = "Produce one message and print its id (and whether it was a duplicate).")
+    static final class Produce extends Base {
+        @Parameters(paramLabel = "NAME", description = "Stream name.")
+        String name;
+
+        @Option(names = "--key", paramLabel = "K", description = "Message key (ordering and compaction identity).")
+        String key;
+
+        @Option(names = "--routing-key", paramLabel = "R", description = "Routing key (matched by group bindings).")
+        String routingKey;
+
+        @Option(names = "--idempotency-key", paramLabel = "I", description = "Deduplicate: a repeat returns the original id.")
+        String idempotencyKey;
+
+        @Option(names = "--header", paramLabel = "k=v", description = "A header (repeatable).")
+        Map<String, String> headers = new LinkedHashMap<>();
+
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        Source source;
+
+        static final class Source {
+            @Option(names = "--data", paramLabel = "TEXT", description = "The payload as text (UTF-8).")
+            String data;
+
+            @Option(names = "--file", paramLabel = "PATH", description = "Read the payload from a file (bytes as they are).")
+            Path file;
+
+            @Option(names = "-", description = "Read the payload from standard input.")
+            boolean stdin;
+        }
+
+        @Override
+        public Integer call() throws IOException {
+            byte[] payload;
+            if (source.data != null) {
+                payload = source.data.getBytes(StandardCharsets.UTF_8);
+            } else if (source.file != null) {
+                payload = Files.readAllBytes(source.file);
+            } else {
+                try (InputStream in = System.in) {
+                    payload = in.readAllBytes();
+                }
+            }
+            ProduceOptions options = ProduceOptions.builder().messageKey(key).routingKey(routingKey)
+                    .idempotencyKey(idempotencyKey).headers(headers).build();
+            try (CliContext ctx = open(); Producer<byte[]> p = ctx.sluice().stream(name).producer()) {
+                Produced r = p.produce(payload, options);
+                if (json()) {
+                    Output.json(out(), Map.of("id", r.id(), "duplicate", r.duplicate()));
+                } else {
+                    out().println(r.id() + (r.duplicate() ? " duplicate" : ""));
+                }
+            }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "read", description = {"Print messages in id order (never past the snapshot fence).",
+            "Payloads print as text when they are UTF-8, else as base64."})
+    static final class Read extends Base {
+        @Parameters(paramLabel = "NAME", description = "Stream name.")
+        String name;
+
+        @Option(names = "--from", paramLabel = "ID", defaultValue = "1", description = "First id to print (default: ${DEFAULT-VALUE}).")
+        long from;
+
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "100",
+                description = "Most messages to print (default: ${DEFAULT-VALUE}); with --follow, stop after N.")
+        int limit;
+
+        @Option(names = "--follow", description = "Keep waiting for new messages (Ctrl-C stops).")
+        boolean follow;
+
+        @Option(names = "--poll", paramLabel = "DURATION", defaultValue = "200ms", hidden = true)
+        String poll;
+
+        @Override
+        public Integer call() throws InterruptedException {
+            if (limit < 1) {
+                throw new SluiceException(ErrorCode.INVALID_CONFIG, "--limit must be at least 1");
+            }
+            Duration pollEvery = Durations.parse(poll);
+            try (CliContext ctx = open()) {
+                Stream<byte[]> stream = ctx.sluice().stream(name);
+                long after = from - 1;
+                int printed = 0;
+                while (true) {
+                    List<StoredMessage> batch = stream.read(after, Math.min(1000, limit - printed), Duration.ofSeconds(5));
+                    for (StoredMessage m : batch) {
+                        print(out(), m, json());
+                        after = m.id();
+                        printed++;
+                    }
+                    out().flush();
+                    if (printed >= limit) {
+                        return Main.OK;
+                    }
+                    if (batch.isEmpty()) {
+                        if (!follow) {
+                            return Main.OK;
+                        }
+                        Thread.sleep(pollEvery.toMillis());
+                    }
+                }
+            }
+        }
+    }
+
+    static void print(PrintWriter out, StoredMessage m, boolean json) {
+        String text = utf8(m.payload());
+        if (json) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("id", m.id());
+            row.put("created_at", m.createdAt().toString());
+            row.put("message_key", m.messageKey());
+            row.put("routing_key", m.routingKey());
+            row.put("headers", m.headers());
+            row.put("content_type", m.contentType());
+            row.put("schema_version", m.schemaVersion());
+            if (m.compactionRank() != null) {
+                row.put("compaction_rank", m.compactionRank());
+            }
+            if (m.deliverAt() != null) {
+                row.put("deliver_at", m.deliverAt().toString());
+            }
+            if (text != null) {
+                row.put("payload", text);
+            } else {
+                row.put("payload_base64", Base64.getEncoder().encodeToString(m.payload()));
+            }
+            Output.jsonLine(out, row);
+            return;
+        }
+        StringBuilder line = new StringBuilder().append(m.id());
+        if (m.messageKey() != null) {
+            line.append(" key=").append(m.messageKey());
+        }
+        if (m.routingKey() != null) {
+            line.append(" routing=").append(m.routingKey());
+        }
+        if (!m.headers().isEmpty()) {
+            line.append(" headers=").append(m.headers());
+        }
+        line.append(' ').append(text != null ? text : "base64:" + Base64.getEncoder().encodeToString(m.payload()));
+        out.println(line);
+    }
+
+    /** The payload as text when it is valid UTF-8 without control characters other than whitespace, else null. */
+    static String utf8(byte[] bytes) {
+        try {
+            String s = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+            for (int i = 0; i < s.length(); i++) {
+                char ch = s.charAt(i);
+                if (Character.isISOControl(ch) && ch != '\n' && ch != '\t' && ch != '\r') {
+                    return null;
+                }
+            }
+            return s;
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+}
