@@ -52,6 +52,11 @@ public enum ErrorCode {
             "The produce options contradict each other.",
             "For example compaction without a message key, or a schema version below 1. Nothing was written.",
             "Correct the options named in the message (see docs/produce.md)."),
+    INVALID_BINDING(10, Category.INVALID_INPUT, false,
+            "A binding pattern is not valid.",
+            "Binding patterns are 1 to 256 characters without whitespace or control characters ('*' matches any run, "
+                    + "'?' one character); at most 100 per group. Nothing was changed.",
+            "Correct the pattern, for example 'orders.*' or 'eu.orders.?reated'."),
 
     // 01xx: catalog state
     STREAM_NOT_FOUND(100, Category.NOT_FOUND, false,
@@ -90,6 +95,29 @@ public enum ErrorCode {
                     + "the database user lacks CREATE on the schema, or the DDL lock was busy). Nothing was written.",
             "Grant the producer's user CREATE on the schema, or run a process with DDL rights (the janitor, "
                     + "'sluice stream register') that keeps partitions ahead; then retry."),
+    GROUP_NOT_FOUND(108, Category.NOT_FOUND, false,
+            "The consumer group does not exist.",
+            "The operation names a group that has not been registered on this stream.",
+            "Register it with stream.consumerGroup(name).register(config), or check 'sluice consumer list STREAM'."),
+    MESSAGE_NOT_FOUND(109, Category.NOT_FOUND, false,
+            "No such message in the group's exception queue.",
+            "An operator action (redrive, purge) named a message id that has no dead letter or exception row in this "
+                    + "group. Nothing was changed.",
+            "List the group's dead letters with 'sluice consumer dead STREAM GROUP' and use an id from there."),
+    INSTANCES_LIVE(110, Category.CONFLICT, false,
+            "The group has live consumer instances.",
+            "Rewinding moves the group's cursor under running consumers, which would race their claims; it is refused "
+                    + "while instances are live. Nothing was changed.",
+            "Stop the group's consumers first, or pass force (CLI: --force) if the race is acceptable."),
+    LEASE_LOST(111, Category.CONFLICT, false,
+            "The lease was lost; the outcome was refused.",
+            "This holder's lease on a range or message expired (or was taken over) before the outcome was recorded; "
+                    + "another instance redelivers it. Nothing was changed.",
+            "Make handlers finish within the lease (ConsumeOptions.leaseTimeout), or let renewal keep it alive."),
+    CONSUMER_CLOSED(112, Category.CONFLICT, false,
+            "The consumption is closed.",
+            "An operation was attempted on a consumption after close().",
+            "Start a new consumption with group.consume(handler, options)."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -22,12 +22,20 @@ class QuickstartExampleTest {
         StreamInfo orders = sluice.stream("orders").register(StreamConfig.builder()
                 .retention(Duration.ofDays(7))
                 .build());
-        sluice.stream("orders").rename("orders.v1");
-        List<String> names = new ArrayList<>();
-        sluice.streams().forEach(s -> names.add(s.name()));
+        Produced p;
+        try (Producer<String> producer = sluice.stream("orders", String.class).producer()) {
+            p = producer.produce("{\"id\": \"o-1\"}",
+                    ProduceOptions.builder().messageKey("customer-7").idempotencyKey("o-1").build());
+        }
+        List<StoredMessage> page = sluice.stream("orders").read(0, 100, Duration.ofSeconds(5));
 
         assertThat(orders.id()).isPositive();
-        assertThat(names).containsExactly("orders.v1");
-        assertThat(sluice.stream("orders.v1").get()).map(s -> s.config().retention()).contains(Duration.ofDays(7));
+        assertThat(p.duplicate()).isFalse();
+        assertThat(page).singleElement().satisfies(m -> {
+            assertThat(m.id()).isEqualTo(p.id());
+            assertThat(m.messageKey()).isEqualTo("customer-7");
+            assertThat(new String(m.payload(), StandardCharsets.UTF_8)).isEqualTo("{\"id\": \"o-1\"}");
+        });
+        sluice.close();
     }
 }

@@ -1,0 +1,230 @@
+package dev.sluice.internal.consume;
+
+import dev.sluice.internal.schema.FamilyTables;
+
+/** Every statement of the claim path and of outcomes, in one place (SEMANTICS.md §4). */
+final class ClaimSql {
+    private ClaimSql() {
+    }
+
+    static String head(FamilyTables t) {
+        return "CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM " + t.messageLogSequence();
+    }
+
+    /**
+     * Read-only probe of an idle group: allocates no transaction id. Returns the cursor, the stream's
+     * head and the next due times (expired ranges, due exception rows, expired row leases).
+     */
+    static String probe(FamilyTables t) {
+        return "SELECT c.claimed, c.settled_head, c.pending_xid IS NOT NULL, (SELECT " + head(t) + "),"
+                + " (SELECT min(expires_at) FROM " + t.claimLease() + " WHERE consumer_group_id = c.consumer_group_id),"
+                + " (SELECT min(can_run_after) FROM " + t.exceptionQueue()
+                + "   WHERE consumer_group_id = c.consumer_group_id AND status IN ('ready', 'deferred')),"
+                + " (SELECT min(lease_expires_at) FROM " + t.exceptionQueue()
+                + "   WHERE consumer_group_id = c.consumer_group_id AND status = 'inflight'),"
+                + " now(), c.committed"
+                + " FROM " + t.consumerGroupCursor() + " c WHERE c.consumer_group_id = ?";
+    }
+
+    /** The fence observation: the head first, then this transaction's xid (MATERIALIZED keeps the order). */
+    static String observe(FamilyTables t) {
+        return "WITH h AS MATERIALIZED (SELECT " + head(t) + " AS head)"
+                + " SELECT h.head, pg_current_xact_id()::text, pg_snapshot_xmin(pg_current_snapshot())::text FROM h";
+    }
+
+    /**
+     * Promotes a settled pending observation, claims [claimed+1, min(claimed+batch, settled)] and keeps
+     * (or records) an observation, in the transaction that made the observation. Parameters: xmin,
+     * observed head, observed xid, batch, group. Returns old and new claimed and whether a pending
+     * observation remains.
+     */
+    static String advanceCursor(FamilyTables t) {
+        return "WITH cur AS (SELECT * FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? FOR UPDATE),"
+                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xid,"
+                + "   (cur.pending_xid IS NOT NULL AND ?::xid8 > cur.pending_xid) AS promoted,"
+                + "   CASE WHEN cur.pending_xid IS NOT NULL AND ?::xid8 > cur.pending_xid"
+                + "        THEN greatest(cur.settled_head, cur.pending_head) ELSE cur.settled_head END AS settled"
+                + "   FROM cur),"
+                + " m AS (SELECT n.*, (n.promoted OR n.pending_xid IS NULL) AS free FROM n)"
+                + " UPDATE " + t.consumerGroupCursor() + " c SET"
+                + "   settled_head = m.settled,"
+                + "   claimed = greatest(m.claimed, least(m.claimed + ?, m.settled)),"
+                + "   pending_head = CASE WHEN m.free AND ? > m.settled THEN ? WHEN m.free THEN NULL ELSE m.pending_head END,"
+                + "   pending_xid = CASE WHEN m.free AND ? > m.settled THEN ?::xid8 WHEN m.free THEN NULL ELSE m.pending_xid END,"
+                + "   updated_at = now()"
+                + " FROM m WHERE c.consumer_group_id = m.consumer_group_id"
+                + " RETURNING m.claimed, c.claimed, c.pending_xid IS NOT NULL";
+    }
+
+    static String insertLease(FamilyTables t) {
+        return "INSERT INTO " + t.claimLease() + " (consumer_group_id, low, high, owner_token, expires_at)"
+                + " VALUES (?, ?, ?, ?, now() + make_interval(secs => ?)) RETURNING id";
+    }
+
+    /** Whether the pending observation has settled (read-only). */
+    static String settled(FamilyTables t) {
+        return "SELECT c.pending_xid IS NULL OR pg_snapshot_xmin(pg_current_snapshot()) > c.pending_xid FROM "
+                + t.consumerGroupCursor() + " c WHERE c.consumer_group_id = ?";
+    }
+
+    /** Takes over the lowest expired range; a released range's takeover is not counted as a reclaim. */
+    static String reclaimRange(FamilyTables t) {
+        return "UPDATE " + t.claimLease() + " SET owner_token = ?, expires_at = now() + make_interval(secs => ?),"
+                + " reclaims = reclaims + CASE WHEN released THEN 0 ELSE 1 END, released = false"
+                + " WHERE id = (SELECT id FROM " + t.claimLease() + " WHERE consumer_group_id = ? AND expires_at <= now()"
+                + "   ORDER BY low LIMIT 1 FOR UPDATE SKIP LOCKED)"
+                + " RETURNING id, low, high, reclaims, resolved";
+    }
+
+    /** Turns a poison range's unresolved messages into individual ready rows and drops the range. */
+    static String quarantine(FamilyTables t) {
+        return "WITH l AS (DELETE FROM " + t.claimLease() + " WHERE id = ? RETURNING low, high, resolved, reclaims)"
+                + " INSERT INTO " + t.exceptionQueue() + " (consumer_group_id, message_id, status, message_key, concurrency,"
+                + "   attempts, can_run_after, last_error)"
+                + " SELECT ?, m.id, 'ready', m.message_key, ?, l.reclaims, now(),"
+                + "   'quarantined: its range was reclaimed ' || l.reclaims || ' times'"
+                + " FROM l JOIN " + t.messageLog() + " m ON m.id BETWEEN l.low AND l.high"
+                + " WHERE NOT (m.id = ANY(l.resolved))"
+                + " ON CONFLICT (consumer_group_id, message_id) DO NOTHING";
+    }
+
+    /** Claims due rows (ready or deferred) and rows whose lease expired, with SKIP LOCKED; attempts counted here. */
+    static String claimRows(FamilyTables t) {
+        return "WITH due AS (SELECT message_id FROM " + t.exceptionQueue()
+                + "   WHERE consumer_group_id = ? AND status IN ('ready', 'deferred') AND can_run_after <= now()"
+                + "   ORDER BY can_run_after, message_id LIMIT ? FOR UPDATE SKIP LOCKED),"
+                + " expired AS (SELECT message_id FROM " + t.exceptionQueue()
+                + "   WHERE consumer_group_id = ? AND status = 'inflight' AND lease_expires_at <= now()"
+                + "   ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED)"
+                + " UPDATE " + t.exceptionQueue() + " e SET status = 'inflight', lease_owner = ?,"
+                + "   lease_expires_at = now() + make_interval(secs => ?), attempts = e.attempts + 1, updated_at = now()"
+                + " WHERE e.consumer_group_id = ? AND e.message_id IN (SELECT message_id FROM due UNION SELECT message_id FROM expired)"
+                + " RETURNING e.message_id, e.attempts, e.delays";
+    }
+
+    /** Messages of a range (or of a list of ids) with whether compaction superseded them. */
+    static String fetch(FamilyTables t, boolean byIds) {
+        return "SELECT m.id, m.created_at, m.schema_version, m.content_type, m.routing_key, m.message_key, m.compaction_rank,"
+                + " m.headers::text, m.options::text, m.payload,"
+                + " (m.compaction_rank IS NOT NULL AND h.message_id IS DISTINCT FROM m.id) AS superseded"
+                + " FROM " + t.messageLog() + " m LEFT JOIN " + t.compactionHead() + " h"
+                + "   ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key"
+                + (byIds ? " WHERE m.id = ANY(?)" : " WHERE m.id BETWEEN ? AND ? AND NOT (m.id = ANY(?))")
+                + " ORDER BY m.id";
+    }
+
+    static String bindings(FamilyTables t) {
+        return "SELECT pattern, from_message_id, until_message_id FROM " + t.bindingConfig() + " WHERE consumer_group_id = ?";
+    }
+
+    /** Completing a range: only the live holder may (stale holders change nothing). */
+    static String completeRange(FamilyTables t) {
+        return "DELETE FROM " + t.claimLease() + " WHERE id = ? AND owner_token = ? AND expires_at > now() RETURNING low";
+    }
+
+    /** Releasing a range on a clean stop: taken over at once, resolved ids kept. */
+    static String releaseRange(FamilyTables t) {
+        return "UPDATE " + t.claimLease() + " SET expires_at = now(), released = true, resolved = ?"
+                + " WHERE id = ? AND owner_token = ? AND expires_at > now()";
+    }
+
+    static String renewRanges(FamilyTables t) {
+        return "UPDATE " + t.claimLease() + " l SET expires_at = now() + make_interval(secs => ?), resolved = r.resolved"
+                + " FROM (SELECT * FROM unnest(?::bigint[], ?::text[]) AS x(id, resolved_text)) x,"
+                + "   LATERAL (SELECT x.resolved_text::bigint[] AS resolved) r"
+                + " WHERE l.id = x.id AND l.owner_token = ? AND l.expires_at > now() RETURNING l.id";
+    }
+
+    static String renewRows(FamilyTables t) {
+        return "UPDATE " + t.exceptionQueue() + " SET lease_expires_at = now() + make_interval(secs => ?)"
+                + " WHERE consumer_group_id = ? AND message_id = ANY(?) AND status = 'inflight' AND lease_owner = ?"
+                + " AND lease_expires_at > now() RETURNING message_id";
+    }
+
+    static String renewKeys(FamilyTables t) {
+        return "UPDATE " + t.messageKeyLease() + " SET expires_at = now() + make_interval(secs => ?)"
+                + " WHERE consumer_group_id = ? AND owner_token = ?";
+    }
+
+    /** Writes the outcome rows of a range (ready, dead, deferred); rows already present are left alone. */
+    static String insertRows(FamilyTables t) {
+        return "INSERT INTO " + t.exceptionQueue() + " (consumer_group_id, message_id, status, message_key, concurrency,"
+                + " attempts, delays, can_run_after, last_error, error_stack, dead_at)"
+                + " SELECT ?, x.id, x.status, x.mkey, ?, x.attempts, x.delays, now() + make_interval(secs => x.after_s),"
+                + "   x.err, x.stack, CASE WHEN x.status = 'dead' THEN now() END"
+                + " FROM unnest(?::bigint[], ?::text[], ?::text[], ?::int[], ?::int[], ?::float8[], ?::text[], ?::text[])"
+                + "   AS x(id, status, mkey, attempts, delays, after_s, err, stack)"
+                + " ON CONFLICT (consumer_group_id, message_id) DO NOTHING";
+    }
+
+    /** An exception row's outcome, guarded by the row lease. */
+    static String updateRow(FamilyTables t) {
+        return "UPDATE " + t.exceptionQueue() + " SET status = ?, attempts = ?, delays = ?,"
+                + " can_run_after = now() + make_interval(secs => ?), last_error = coalesce(?, last_error),"
+                + " error_stack = coalesce(?, error_stack), dead_at = CASE WHEN ? = 'dead' THEN now() END,"
+                + " lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
+                + " WHERE consumer_group_id = ? AND message_id = ? AND status = 'inflight' AND lease_owner = ?"
+                + " AND lease_expires_at > now()";
+    }
+
+    static String deleteRow(FamilyTables t) {
+        return "DELETE FROM " + t.exceptionQueue() + " WHERE consumer_group_id = ? AND message_id = ? AND status = 'inflight'"
+                + " AND lease_owner = ? AND lease_expires_at > now()";
+    }
+
+    /** Releases a row's lease at once on a clean stop (attempt not counted: it never finished). */
+    static String releaseRow(FamilyTables t) {
+        return "UPDATE " + t.exceptionQueue() + " SET lease_expires_at = now(), attempts = greatest(attempts - 1, 0)"
+                + " WHERE consumer_group_id = ? AND message_id = ? AND status = 'inflight' AND lease_owner = ?"
+                + " AND lease_expires_at > now()";
+    }
+
+    static String deliveryLog(FamilyTables t) {
+        return "INSERT INTO " + t.deliveryLog() + " (consumer_group_id, message_id, attempt, status, error)"
+                + " SELECT ?, x.id, x.attempt, x.status, x.err FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[])"
+                + "   AS x(id, attempt, status, err)";
+    }
+
+    /** Moves committed up to just below the lowest open range (or to claimed when none is open). */
+    static String advanceCommitted(FamilyTables t) {
+        return "UPDATE " + t.consumerGroupCursor() + " c SET committed = x.target, updated_at = now()"
+                + " FROM (SELECT coalesce((SELECT min(low) - 1 FROM " + t.claimLease() + " WHERE consumer_group_id = ?),"
+                + "   (SELECT claimed FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ?)) AS target) x"
+                + " WHERE c.consumer_group_id = ? AND c.committed < x.target";
+    }
+
+    /** Takes (or takes over expired) key leases; returns the keys now held by this owner. */
+    static String acquireKeys(FamilyTables t) {
+        return "INSERT INTO " + t.messageKeyLease() + " AS k (consumer_group_id, message_key, message_id, owner_token, expires_at)"
+                + " SELECT ?, x.key, x.id, ?, now() + make_interval(secs => ?)"
+                + " FROM unnest(?::text[], ?::bigint[]) AS x(key, id) ORDER BY x.key"
+                + " ON CONFLICT (consumer_group_id, message_key) DO UPDATE SET message_id = EXCLUDED.message_id,"
+                + "   owner_token = EXCLUDED.owner_token, expires_at = EXCLUDED.expires_at"
+                + "   WHERE k.expires_at <= now() OR k.owner_token = EXCLUDED.owner_token"
+                + " RETURNING message_key";
+    }
+
+    static String releaseKeys(FamilyTables t) {
+        return "DELETE FROM " + t.messageKeyLease() + " WHERE consumer_group_id = ? AND owner_token = ? AND message_key = ANY(?)";
+    }
+
+    /** Wakes deferred rows waiting on these keys. */
+    static String wakeDeferred(FamilyTables t) {
+        return "UPDATE " + t.exceptionQueue() + " SET status = 'ready', can_run_after = now(), updated_at = now()"
+                + " WHERE consumer_group_id = ? AND status = 'deferred' AND message_key = ANY(?)";
+    }
+
+    /**
+     * For ordered delivery: the keys among (key, first id) pairs that have an unresolved earlier message
+     * in this group — an exception row not yet resolved, or a message inside another open range below.
+     */
+    static String blockedKeys(FamilyTables t) {
+        return "SELECT x.key FROM unnest(?::text[], ?::bigint[]) AS x(key, first_id)"
+                + " WHERE EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = ? AND e.message_key = x.key"
+                + "     AND e.message_id < x.first_id AND e.status IN ('ready', 'deferred', 'inflight'))"
+                + "  OR EXISTS (SELECT 1 FROM " + t.claimLease() + " l JOIN " + t.messageLog() + " m"
+                + "     ON m.id BETWEEN l.low AND least(l.high, x.first_id - 1)"
+                + "     WHERE l.consumer_group_id = ? AND l.low < x.first_id AND l.id <> ? AND m.message_key = x.key"
+                + "     AND NOT (m.id = ANY(l.resolved)))";
+    }
+}

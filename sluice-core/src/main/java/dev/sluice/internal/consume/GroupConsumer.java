@@ -1,0 +1,1177 @@
+package dev.sluice.internal.consume;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.ConcurrencyPolicy;
+import dev.sluice.ConsumeOptions;
+import dev.sluice.Consumption;
+import dev.sluice.ConsumptionStats;
+import dev.sluice.DeliveryLogMode;
+import dev.sluice.Handler;
+import dev.sluice.Message;
+import dev.sluice.Outcome;
+import dev.sluice.RetryPolicy;
+import dev.sluice.Serde;
+import dev.sluice.internal.consume.GroupCatalog.GroupRef;
+import dev.sluice.internal.consume.RangeWork.LogEvent;
+import dev.sluice.internal.consume.RangeWork.OutcomeRow;
+import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.notify.ClientSession;
+import dev.sluice.internal.schema.FamilyTables;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running consumption of a group: the claim loop (fenced range claims, reclaims, exception rows),
+ * the handler executor, lease renewal, outcomes and the clean stop. SEMANTICS.md §4.
+ */
+public final class GroupConsumer<T> implements Consumption {
+    private static final Logger log = LoggerFactory.getLogger(GroupConsumer.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** How long a deferred message waits before it re-checks its key by itself (wake-ups usually come sooner). */
+    private static final double DEFER_RECHECK_SECONDS = 5;
+    private static final int MAX_ERROR_CHARS = 4000;
+    private static final int MAX_STACK_CHARS = 16000;
+
+    private final Db db;
+    private final GroupRef g;
+    private final FamilyTables t;
+    private final Handler<T> handler;
+    private final ConsumeOptions o;
+    private final Serde<T> serde;
+    private final Set<Integer> accept;
+    private final RetryPolicy retry;
+    private final ConcurrencyPolicy policy;
+    private final DeliveryLogMode logMode;
+    private final ClientSession session;
+    private final String presenceKey;
+    private final UUID token = UUID.randomUUID();
+    private final double leaseSeconds;
+
+    private final Thread loop;
+    private final ExecutorService ownExecutor;
+    private final Executor executor;
+    private final Semaphore slots;
+    private final ScheduledExecutorService ticker;
+    private final AutoCloseable wakeRegistration;
+
+    private final Map<Long, RangeWork> ranges = new ConcurrentHashMap<>();
+    private final Set<Long> rows = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger outstanding = new AtomicInteger();
+    private volatile boolean running = true;
+    private volatile boolean wakeFlag;
+    private volatile Bindings bindings;
+    private volatile long bindingsLoadedAt;
+    private volatile long lastWarn;
+
+    private final LongAdder delivered = new LongAdder();
+    private final LongAdder succeeded = new LongAdder();
+    private final LongAdder retried = new LongAdder();
+    private final LongAdder dead = new LongAdder();
+    private final LongAdder delayed = new LongAdder();
+    private final LongAdder deferred = new LongAdder();
+    private final LongAdder skippedSuperseded = new LongAdder();
+    private final LongAdder skippedVersion = new LongAdder();
+    private final LongAdder skippedFiltered = new LongAdder();
+    private final LongAdder rangesClaimed = new LongAdder();
+    private final LongAdder rangesReclaimed = new LongAdder();
+    private final LongAdder leasesLost = new LongAdder();
+
+    public GroupConsumer(Db db, String schema, GroupRef g, Handler<T> handler, ConsumeOptions o, Serde<T> serde,
+                         Set<Integer> accept, ClientSession session) {
+        this.db = db;
+        this.g = g;
+        this.t = g.tables();
+        this.handler = handler;
+        this.o = o;
+        this.serde = serde;
+        this.accept = accept;
+        this.retry = g.config().retry();
+        this.policy = g.config().concurrency();
+        this.logMode = g.deliveryLogMode();
+        this.session = session;
+        this.presenceKey = Presence.key(schema, g.groupId());
+        this.leaseSeconds = o.leaseTimeout().toMillis() / 1000.0;
+        this.slots = new Semaphore(o.concurrency());
+        if (o.executor() == null) {
+            AtomicInteger n = new AtomicInteger();
+            this.ownExecutor = Executors.newFixedThreadPool(o.concurrency(), r -> {
+                Thread th = new Thread(r, "sluice-handler-" + g.groupName() + "-" + n.incrementAndGet());
+                th.setDaemon(true);
+                return th;
+            });
+            this.executor = ownExecutor;
+        } else {
+            this.ownExecutor = null;
+            this.executor = o.executor();
+        }
+        this.ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread th = new Thread(r, "sluice-renew-" + g.groupName());
+            th.setDaemon(true);
+            return th;
+        });
+        if (session != null) {
+            try {
+                session.holdPresence(presenceKey).get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                log.warn("presence lock not confirmed yet: group={} error={}", g.groupName(), e.toString());
+            }
+            this.wakeRegistration = o.wakeups() ? session.onWake(g.streamId(), this::wake) : null;
+        } else {
+            this.wakeRegistration = null;
+        }
+        long renewMs = Math.max(100, o.leaseTimeout().toMillis() / 3);
+        ticker.scheduleWithFixedDelay(this::renew, renewMs, renewMs, TimeUnit.MILLISECONDS);
+        this.loop = new Thread(this::loop, "sluice-consumer-" + g.streamName() + "-" + g.groupName());
+        this.loop.setDaemon(true);
+        this.loop.start();
+    }
+
+    // ------------------------------------------------------------------ the loop
+
+    private void wake() {
+        wakeFlag = true;
+        LockSupport.unpark(loop);
+    }
+
+    private void loop() {
+        long errorBackoff = 100;
+        while (running) {
+            try {
+                long waitNanos;
+                if (outstanding.get() < o.concurrency() + o.batchSize()) {
+                    waitNanos = pollOnce();
+                } else {
+                    waitNanos = TimeUnit.MILLISECONDS.toNanos(500); // full: a finishing handler wakes us
+                }
+                errorBackoff = 100;
+                if (waitNanos > 0) {
+                    park(waitNanos);
+                }
+            } catch (RuntimeException e) {
+                warn("consumer loop error; retrying", e);
+                park(TimeUnit.MILLISECONDS.toNanos(errorBackoff));
+                errorBackoff = Math.min(5_000, errorBackoff * 2);
+            }
+        }
+    }
+
+    private void park(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        while (running && !wakeFlag) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            LockSupport.parkNanos(this, left);
+        }
+        wakeFlag = false;
+    }
+
+    private record Probe(long claimed, long settledHead, boolean pending, long head, Instant nextLease, Instant nextDue,
+                         Instant nextRowExpiry, Instant now, long committed) {
+    }
+
+    /** One poll; returns how long to wait before the next one (0: poll again at once). */
+    private long pollOnce() {
+        Probe p = db.autoCommit("probe group", c -> {
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.probe(t))) {
+                ps.setLong(1, g.groupId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new dev.sluice.SluiceException(dev.sluice.ErrorCode.GROUP_NOT_FOUND,
+                                "group '" + g.groupName() + "' has no cursor (destroyed?)");
+                    }
+                    return new Probe(rs.getLong(1), rs.getLong(2), rs.getBoolean(3), rs.getLong(4), instant(rs.getTimestamp(5)),
+                            instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7)), rs.getTimestamp(8).toInstant(), rs.getLong(9));
+                }
+            }
+        });
+        if (due(p.nextLease(), p.now()) && reclaimRange()) {
+            return 0;
+        }
+        if ((due(p.nextDue(), p.now()) || due(p.nextRowExpiry(), p.now())) && claimRows() > 0) {
+            return 0;
+        }
+        if (p.head() > p.claimed() || p.pending()) {
+            FreshClaim r = claimFresh();
+            if (r.claimed()) {
+                return 0;
+            }
+            if (r.pending()) {
+                return awaitSettled() ? 0 : TimeUnit.MILLISECONDS.toNanos(Math.min(100, o.pollInterval().toMillis()));
+            }
+        }
+        if (p.committed() < p.claimed() && p.nextLease() == null) {
+            advanceCommitted();
+        }
+        Duration idle = session != null && o.wakeups() && session.healthy() ? o.idleCheck() : o.pollInterval();
+        long wait = idle.toNanos();
+        for (Instant next : new Instant[] {p.nextLease(), p.nextDue(), p.nextRowExpiry()}) {
+            if (next != null) {
+                wait = Math.min(wait, Math.max(0, Duration.between(p.now(), next).toNanos() + 1_000_000));
+            }
+        }
+        return Math.max(wait, 1_000_000);
+    }
+
+    private static boolean due(Instant at, Instant now) {
+        return at != null && !at.isAfter(now);
+    }
+
+    private static Instant instant(Timestamp ts) {
+        return ts == null ? null : ts.toInstant();
+    }
+
+    private record FreshClaim(boolean claimed, boolean pending) {
+    }
+
+    /** The fenced claim of a fresh range (one short transaction, before any handler runs). */
+    private FreshClaim claimFresh() {
+        long[] range = new long[3];
+        boolean[] pending = new boolean[1];
+        db.transaction("claim a range", c -> {
+            String headText;
+            String xid;
+            String xmin;
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.observe(t)); ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                headText = Long.toString(rs.getLong(1));
+                xid = rs.getString(2);
+                xmin = rs.getString(3);
+            }
+            long head = Long.parseLong(headText);
+            long oldClaimed;
+            long newClaimed;
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.advanceCursor(t))) {
+                ps.setLong(1, g.groupId());
+                ps.setString(2, xmin);
+                ps.setString(3, xmin);
+                ps.setLong(4, o.batchSize());
+                ps.setLong(5, head);
+                ps.setLong(6, head);
+                ps.setLong(7, head);
+                ps.setString(8, xid);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    oldClaimed = rs.getLong(1);
+                    newClaimed = rs.getLong(2);
+                    pending[0] = rs.getBoolean(3);
+                }
+            }
+            range[0] = 0;
+            if (newClaimed > oldClaimed) {
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.insertLease(t))) {
+                    ps.setLong(1, g.groupId());
+                    ps.setLong(2, oldClaimed + 1);
+                    ps.setLong(3, newClaimed);
+                    ps.setObject(4, token);
+                    ps.setDouble(5, leaseSeconds);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        range[0] = rs.getLong(1);
+                    }
+                }
+                range[1] = oldClaimed + 1;
+                range[2] = newClaimed;
+            }
+            return null;
+        });
+        if (range[0] == 0) {
+            return new FreshClaim(false, pending[0]);
+        }
+        rangesClaimed.increment();
+        startRange(new RangeWork(range[0], range[1], range[2], 0, Set.of()));
+        return new FreshClaim(true, pending[0]);
+    }
+
+    /** Waits briefly (read-only checks, no xid) for the pending observation to settle. */
+    private boolean awaitSettled() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(200, o.pollInterval().toMillis()));
+        long sleepMicros = 200;
+        while (running && System.nanoTime() < deadline) {
+            boolean settled = db.autoCommit("check the fence", c -> {
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.settled(t))) {
+                    ps.setLong(1, g.groupId());
+                    try (ResultSet rs = ps.executeQuery()) {
+                        return rs.next() && rs.getBoolean(1);
+                    }
+                }
+            });
+            if (settled) {
+                return true;
+            }
+            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(sleepMicros));
+            sleepMicros = Math.min(20_000, sleepMicros * 2);
+        }
+        return false;
+    }
+
+    /** Takes over the lowest expired range (or quarantines it after too many reclaims). */
+    private boolean reclaimRange() {
+        Object[] taken = db.transaction("reclaim a range", c -> {
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.reclaimRange(t))) {
+                ps.setObject(1, token);
+                ps.setDouble(2, leaseSeconds);
+                ps.setLong(3, g.groupId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        return null;
+                    }
+                    long id = rs.getLong(1);
+                    long low = rs.getLong(2);
+                    long high = rs.getLong(3);
+                    int reclaims = rs.getInt(4);
+                    Long[] resolved = (Long[]) rs.getArray(5).getArray();
+                    if (reclaims > g.config().maxRangeReclaims()) {
+                        try (PreparedStatement q = c.prepareStatement(ClaimSql.quarantine(t))) {
+                            q.setLong(1, id);
+                            q.setLong(2, g.groupId());
+                            q.setString(3, policy.sqlValue());
+                            int n = q.executeUpdate();
+                            log.warn("range quarantined: group={} low={} high={} reclaims={} rows={}", g.groupName(), low, high, reclaims, n);
+                        }
+                        return new Object[] {null};
+                    }
+                    return new Object[] {new RangeWork(id, low, high, reclaims, new HashSet<>(java.util.Arrays.asList(resolved)))};
+                }
+            }
+        });
+        if (taken == null) {
+            return false;
+        }
+        if (taken[0] != null) {
+            rangesReclaimed.increment();
+            startRange((RangeWork) taken[0]);
+        }
+        return true;
+    }
+
+    // ------------------------------------------------------------------ ranges
+
+    private void startRange(RangeWork w) {
+        ranges.put(w.leaseId, w);
+        List<Fetched> fetched = db.autoCommit("fetch a range", c -> {
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, false))) {
+                ps.setLong(1, w.low);
+                ps.setLong(2, w.high);
+                ps.setArray(3, c.createArrayOf("int8", w.resolved.toArray()));
+                return read(ps);
+            }
+        });
+        Bindings b = bindings();
+        List<Fetched> runnable = new ArrayList<>();
+        Instant now = Instant.now();
+        for (Fetched f : fetched) {
+            if (skip(f, b)) {
+                w.resolved.add(f.id());
+                continue;
+            }
+            Instant deliverAt = deliverAt(f);
+            if (deliverAt != null && deliverAt.isAfter(now)) {
+                w.addRow(new OutcomeRow(f.id(), "ready", f.messageKey(), 0, 0,
+                        Duration.between(now, deliverAt).toMillis() / 1000.0, null, null));
+                continue;
+            }
+            runnable.add(f);
+        }
+        int attempt = w.reclaims + 1;
+        if (policy == ConcurrencyPolicy.PARALLEL) {
+            w.remaining.set(runnable.size());
+            outstanding.addAndGet(runnable.size());
+            for (Fetched f : runnable) {
+                submit(() -> {
+                    runInRange(w, f, attempt);
+                    finishOne(w);
+                });
+            }
+        } else {
+            Map<String, List<Fetched>> chains = new TreeMap<>();
+            List<Fetched> keyless = new ArrayList<>();
+            for (Fetched f : runnable) {
+                if (f.messageKey() == null) {
+                    keyless.add(f);
+                } else {
+                    chains.computeIfAbsent(f.messageKey(), k -> new ArrayList<>()).add(f);
+                }
+            }
+            Set<String> runnableKeys = acquireKeys(w, chains);
+            int tasks = keyless.size();
+            for (Map.Entry<String, List<Fetched>> e : chains.entrySet()) {
+                if (runnableKeys.contains(e.getKey())) {
+                    tasks++;
+                } else {
+                    for (Fetched f : e.getValue()) {
+                        deferred.increment();
+                        w.addRow(new OutcomeRow(f.id(), "deferred", f.messageKey(), attempt - 1, 0, DEFER_RECHECK_SECONDS, null, null));
+                        event(w, f.id(), attempt, "deferred", null);
+                    }
+                }
+            }
+            w.remaining.set(tasks);
+            outstanding.addAndGet(tasks);
+            for (Fetched f : keyless) {
+                submit(() -> {
+                    runInRange(w, f, attempt);
+                    finishOne(w);
+                });
+            }
+            for (Map.Entry<String, List<Fetched>> e : chains.entrySet()) {
+                if (runnableKeys.contains(e.getKey())) {
+                    List<Fetched> chain = e.getValue();
+                    submit(() -> {
+                        runChain(w, chain, attempt);
+                        finishOne(w);
+                    });
+                }
+            }
+        }
+        if (w.remaining.get() == 0) {
+            completeRange(w);
+        }
+    }
+
+    /** Key leases for a range's chains; for ordered, also drops keys with an unresolved earlier message. */
+    private Set<String> acquireKeys(RangeWork w, Map<String, List<Fetched>> chains) {
+        if (chains.isEmpty()) {
+            return Set.of();
+        }
+        return db.transaction("take key leases", c -> {
+            Set<String> held = takeKeys(c, chains);
+            if (policy == ConcurrencyPolicy.ORDERED && !held.isEmpty()) {
+                Set<String> blocked = blockedKeys(c, held, chains, w.leaseId);
+                if (!blocked.isEmpty()) {
+                    releaseKeys(c, blocked);
+                    held.removeAll(blocked);
+                }
+            }
+            w.keys.addAll(held);
+            return held;
+        });
+    }
+
+    private Set<String> takeKeys(Connection c, Map<String, List<Fetched>> chains) throws SQLException {
+        List<String> keys = new ArrayList<>(chains.keySet());
+        Long[] ids = keys.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
+        Set<String> held = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.acquireKeys(t))) {
+            ps.setLong(1, g.groupId());
+            ps.setObject(2, token);
+            ps.setDouble(3, leaseSeconds);
+            ps.setArray(4, c.createArrayOf("text", keys.toArray()));
+            ps.setArray(5, c.createArrayOf("int8", ids));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    held.add(rs.getString(1));
+                }
+            }
+        }
+        return held;
+    }
+
+    private Set<String> blockedKeys(Connection c, Set<String> keys, Map<String, List<Fetched>> chains, long ownLease)
+            throws SQLException {
+        List<String> list = new ArrayList<>(keys);
+        Long[] firsts = list.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
+        Set<String> blocked = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.blockedKeys(t))) {
+            ps.setArray(1, c.createArrayOf("text", list.toArray()));
+            ps.setArray(2, c.createArrayOf("int8", firsts));
+            ps.setLong(3, g.groupId());
+            ps.setLong(4, g.groupId());
+            ps.setLong(5, ownLease);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    blocked.add(rs.getString(1));
+                }
+            }
+        }
+        return blocked;
+    }
+
+    private void releaseKeys(Connection c, Set<String> keys) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseKeys(t))) {
+            ps.setLong(1, g.groupId());
+            ps.setObject(2, token);
+            ps.setArray(3, c.createArrayOf("text", keys.toArray()));
+            ps.executeUpdate();
+        }
+    }
+
+    /** Same-key messages of a range run one after another; for ordered, an unresolved one defers the rest. */
+    private void runChain(RangeWork w, List<Fetched> chain, int attempt) {
+        boolean blocked = false;
+        for (Fetched f : chain) {
+            if (blocked || !running && w.lost) {
+                deferred.increment();
+                w.addRow(new OutcomeRow(f.id(), "deferred", f.messageKey(), attempt - 1, 0, DEFER_RECHECK_SECONDS, null, null));
+                event(w, f.id(), attempt, "deferred", null);
+                continue;
+            }
+            String status = runInRange(w, f, attempt);
+            if (policy == ConcurrencyPolicy.ORDERED && ("ready".equals(status))) {
+                blocked = true;
+            }
+        }
+    }
+
+    /** Runs one message of a range; records its outcome in the range. Returns the row status written, or null for success. */
+    private String runInRange(RangeWork w, Fetched f, int attempt) {
+        Outcome out = deliver(f, attempt, 0);
+        OutcomeRow row = outcomeRow(f, out, attempt, 0);
+        if (row == null) {
+            w.resolved.add(f.id());
+            if (logMode == DeliveryLogMode.ALL) {
+                event(w, f.id(), attempt, "success", null);
+            }
+            return null;
+        }
+        w.addRow(row);
+        if (logMode != DeliveryLogMode.OFF) {
+            event(w, f.id(), attempt, row.status().equals("ready") && out instanceof Outcome.Delay ? "delayed" : row.status().equals("dead") ? "dead" : "failed", row.error());
+        }
+        return row.status();
+    }
+
+    private void event(RangeWork w, long id, int attempt, String status, String error) {
+        if (logMode == DeliveryLogMode.ALL || (logMode == DeliveryLogMode.FAILURES && !"success".equals(status) && !"deferred".equals(status))) {
+            w.addEvent(new LogEvent(id, attempt, status, error));
+        }
+    }
+
+    private void finishOne(RangeWork w) {
+        outstanding.decrementAndGet();
+        if (w.remaining.decrementAndGet() == 0) {
+            completeRange(w);
+        }
+        wake();
+    }
+
+    /** Writes a finished range's outcome rows and deletes its lease in one transaction (live holders only). */
+    private void completeRange(RangeWork w) {
+        if (w.done) {
+            return;
+        }
+        w.done = true;
+        ranges.remove(w.leaseId);
+        try {
+            boolean ok = db.transaction("complete a range", c -> {
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.completeRange(t))) {
+                    ps.setLong(1, w.leaseId);
+                    ps.setObject(2, token);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (!rs.next()) {
+                            return false;
+                        }
+                    }
+                }
+                insertRows(c, w.rowsSnapshot());
+                insertEvents(c, w.eventsSnapshot());
+                if (!w.keys.isEmpty()) {
+                    releaseKeys(c, w.keys);
+                    wakeDeferred(c, w.keys);
+                }
+                advanceCommitted(c);
+                return true;
+            });
+            if (!ok) {
+                leasesLost.increment();
+                log.warn("range outcome refused, lease lost: group={} low={} high={}", g.groupName(), w.low, w.high);
+            }
+        } catch (RuntimeException e) {
+            warn("could not record a range's outcome; it will be redelivered after its lease", e);
+        }
+    }
+
+    private void insertRows(Connection c, List<OutcomeRow> list) throws SQLException {
+        if (list.isEmpty()) {
+            return;
+        }
+        int n = list.size();
+        Long[] ids = new Long[n];
+        String[] status = new String[n];
+        String[] keys = new String[n];
+        Integer[] attempts = new Integer[n];
+        Integer[] delays = new Integer[n];
+        Double[] after = new Double[n];
+        String[] err = new String[n];
+        String[] stack = new String[n];
+        for (int i = 0; i < n; i++) {
+            OutcomeRow r = list.get(i);
+            ids[i] = r.id();
+            status[i] = r.status();
+            keys[i] = r.messageKey();
+            attempts[i] = r.attempts();
+            delays[i] = r.delays();
+            after[i] = r.afterSeconds();
+            err[i] = r.error();
+            stack[i] = r.stack();
+        }
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.insertRows(t))) {
+            ps.setLong(1, g.groupId());
+            ps.setString(2, policy.sqlValue());
+            ps.setArray(3, c.createArrayOf("int8", ids));
+            ps.setArray(4, c.createArrayOf("text", status));
+            ps.setArray(5, c.createArrayOf("text", keys));
+            ps.setArray(6, c.createArrayOf("int4", attempts));
+            ps.setArray(7, c.createArrayOf("int4", delays));
+            ps.setArray(8, c.createArrayOf("float8", after));
+            ps.setArray(9, c.createArrayOf("text", err));
+            ps.setArray(10, c.createArrayOf("text", stack));
+            ps.executeUpdate();
+        }
+    }
+
+    private void insertEvents(Connection c, List<LogEvent> events) throws SQLException {
+        if (events.isEmpty()) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.deliveryLog(t))) {
+            ps.setLong(1, g.groupId());
+            ps.setArray(2, c.createArrayOf("int8", events.stream().map(LogEvent::id).toArray()));
+            ps.setArray(3, c.createArrayOf("int4", events.stream().map(LogEvent::attempt).toArray()));
+            ps.setArray(4, c.createArrayOf("text", events.stream().map(LogEvent::status).toArray()));
+            ps.setArray(5, c.createArrayOf("text", events.stream().map(LogEvent::error).toArray()));
+            ps.executeUpdate();
+        }
+    }
+
+    private void wakeDeferred(Connection c, Set<String> keys) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.wakeDeferred(t))) {
+            ps.setLong(1, g.groupId());
+            ps.setArray(2, c.createArrayOf("text", keys.toArray()));
+            ps.executeUpdate();
+        }
+    }
+
+    private void advanceCommitted(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.advanceCommitted(t))) {
+            ps.setLong(1, g.groupId());
+            ps.setLong(2, g.groupId());
+            ps.setLong(3, g.groupId());
+            ps.executeUpdate();
+        }
+    }
+
+    private void advanceCommitted() {
+        db.transaction("advance the cursor", c -> {
+            advanceCommitted(c);
+            return null;
+        });
+    }
+
+    // ------------------------------------------------------------------ exception rows
+
+    private int claimRows() {
+        Map<Long, int[]> claimed = db.transaction("claim exception rows", c -> {
+            Map<Long, int[]> out = new LinkedHashMap<>();
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t))) {
+                ps.setLong(1, g.groupId());
+                ps.setInt(2, o.batchSize());
+                ps.setLong(3, g.groupId());
+                ps.setInt(4, o.batchSize());
+                ps.setObject(5, token);
+                ps.setDouble(6, leaseSeconds);
+                ps.setLong(7, g.groupId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.put(rs.getLong(1), new int[] {rs.getInt(2), rs.getInt(3)});
+                    }
+                }
+            }
+            return out;
+        });
+        if (claimed.isEmpty()) {
+            return 0;
+        }
+        rows.addAll(claimed.keySet());
+        List<Fetched> fetched = db.autoCommit("fetch claimed rows", c -> {
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, true))) {
+                ps.setArray(1, c.createArrayOf("int8", claimed.keySet().toArray()));
+                return read(ps);
+            }
+        });
+        Set<Long> missing = new HashSet<>(claimed.keySet());
+        outstanding.addAndGet(fetched.size());
+        for (Fetched f : fetched) {
+            missing.remove(f.id());
+            int[] ad = claimed.get(f.id());
+            submit(() -> {
+                try {
+                    runRow(f, ad[0], ad[1]);
+                } finally {
+                    rows.remove(f.id());
+                    outstanding.decrementAndGet();
+                    wake();
+                }
+            });
+        }
+        // Rows whose message is gone (retention dropped it): nothing left to deliver.
+        for (long id : missing) {
+            writeRow(id, null, null, 0, 0, 0, null, null);
+            rows.remove(id);
+        }
+        return claimed.size();
+    }
+
+    private void runRow(Fetched f, int attempt, int delays) {
+        if (skip(f, bindings())) {
+            writeRow(f.id(), null, null, 0, 0, 0, null, null);
+            return;
+        }
+        String key = f.messageKey();
+        boolean keyed = policy != ConcurrencyPolicy.PARALLEL && key != null;
+        if (keyed) {
+            boolean free = db.transaction("take a key lease", c -> {
+                Map<String, List<Fetched>> one = Map.of(key, List.of(f));
+                Set<String> held = takeKeys(c, one);
+                if (held.isEmpty()) {
+                    return false;
+                }
+                if (policy == ConcurrencyPolicy.ORDERED && !blockedKeys(c, held, one, -1).isEmpty()) {
+                    releaseKeys(c, held);
+                    return false;
+                }
+                return true;
+            });
+            if (!free) {
+                deferred.increment();
+                writeRow(f.id(), "deferred", null, attempt - 1, delays, DEFER_RECHECK_SECONDS, null, null);
+                return;
+            }
+        }
+        try {
+            Outcome out = deliver(f, attempt, delays);
+            OutcomeRow row = outcomeRow(f, out, attempt, delays);
+            if (row == null) {
+                writeRow(f.id(), null, logMode == DeliveryLogMode.ALL ? "success" : null, attempt, delays, 0, null, null);
+            } else {
+                String event = logMode == DeliveryLogMode.OFF ? null
+                        : out instanceof Outcome.Delay ? "delayed" : row.status().equals("dead") ? "dead" : "failed";
+                writeRow(f.id(), row.status(), event, row.attempts(), row.delays(), row.afterSeconds(), row.error(), row.stack());
+            }
+        } finally {
+            if (keyed) {
+                db.transaction("release a key lease", c -> {
+                    releaseKeys(c, Set.of(key));
+                    wakeDeferred(c, Set.of(key));
+                    return null;
+                });
+            }
+        }
+    }
+
+    /** Writes an exception row's outcome under its lease: null status deletes it (resolved). */
+    private void writeRow(long id, String status, String event, int attempts, int delays, double afterSeconds,
+                          String error, String stack) {
+        try {
+            boolean ok = db.transaction("record an outcome", c -> {
+                int n;
+                if (status == null) {
+                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.deleteRow(t))) {
+                        ps.setLong(1, g.groupId());
+                        ps.setLong(2, id);
+                        ps.setObject(3, token);
+                        n = ps.executeUpdate();
+                    }
+                } else {
+                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.updateRow(t))) {
+                        ps.setString(1, status);
+                        ps.setInt(2, attempts);
+                        ps.setInt(3, delays);
+                        ps.setDouble(4, afterSeconds);
+                        ps.setString(5, error);
+                        ps.setString(6, stack);
+                        ps.setString(7, status);
+                        ps.setLong(8, g.groupId());
+                        ps.setLong(9, id);
+                        ps.setObject(10, token);
+                        n = ps.executeUpdate();
+                    }
+                }
+                if (n == 0) {
+                    return false;
+                }
+                if (event != null) {
+                    insertEvents(c, List.of(new LogEvent(id, Math.max(0, attempts), event, error)));
+                }
+                return true;
+            });
+            if (!ok) {
+                leasesLost.increment();
+                log.warn("outcome refused, lease lost: group={} message={}", g.groupName(), id);
+            }
+        } catch (RuntimeException e) {
+            warn("could not record an outcome; the message will be redelivered after its lease", e);
+        }
+    }
+
+    // ------------------------------------------------------------------ delivery
+
+    private boolean skip(Fetched f, Bindings b) {
+        if (f.superseded()) {
+            skippedSuperseded.increment();
+            return true;
+        }
+        if (accept != null && !accept.contains(f.schemaVersion())) {
+            skippedVersion.increment();
+            return true;
+        }
+        if (!b.accepts(f.id(), f.routingKey())) {
+            skippedFiltered.increment();
+            return true;
+        }
+        return false;
+    }
+
+    private Outcome deliver(Fetched f, int attempt, int delays) {
+        T payload;
+        try {
+            payload = serde.deserialize(f.payload());
+        } catch (Exception e) {
+            delivered.increment();
+            return Outcome.terminal("undecodable payload (" + f.contentType() + "): " + e);
+        }
+        Message<T> m = new Message<>(f.id(), payload, f.messageKey(), f.routingKey(), headers(f.headersJson()),
+                attempt, delays, f.createdAt(), f.schemaVersion());
+        delivered.increment();
+        try {
+            Outcome out = handler.handle(m);
+            return out == null ? Outcome.success() : out;
+        } catch (Throwable e) {
+            if (e instanceof Error && !(e instanceof AssertionError) && !(e instanceof StackOverflowError)) {
+                log.error("handler threw an Error: group={} message={}", g.groupName(), f.id(), e);
+            }
+            return new Outcome.Retry(null, e);
+        }
+    }
+
+    /** The exception row an outcome produces, or null for success. */
+    private OutcomeRow outcomeRow(Fetched f, Outcome out, int attempt, int delays) {
+        if (out instanceof Outcome.Success) {
+            succeeded.increment();
+            return null;
+        }
+        if (out instanceof Outcome.Delay d) {
+            delayed.increment();
+            return new OutcomeRow(f.id(), "ready", f.messageKey(), attempt - 1, delays + 1, seconds(d.after()), null, null);
+        }
+        if (out instanceof Outcome.Terminal term) {
+            dead.increment();
+            return new OutcomeRow(f.id(), "dead", f.messageKey(), attempt, delays, 0, clip(term.reason(), MAX_ERROR_CHARS), null);
+        }
+        Outcome.Retry r = (Outcome.Retry) out;
+        String error = r.error() == null ? "retry requested" : clip(r.error().toString(), MAX_ERROR_CHARS);
+        String stack = r.error() == null ? null : clip(stackTrace(r.error()), MAX_STACK_CHARS);
+        if (attempt >= retry.maxAttempts()) {
+            dead.increment();
+            return new OutcomeRow(f.id(), "dead", f.messageKey(), attempt, delays, 0, error, stack);
+        }
+        retried.increment();
+        Duration wait = r.after() != null ? r.after() : jittered(retry.backoff(attempt));
+        return new OutcomeRow(f.id(), "ready", f.messageKey(), attempt, delays, seconds(wait), error, stack);
+    }
+
+    private Duration jittered(Duration d) {
+        double factor = 1 - retry.jitter() * ThreadLocalRandom.current().nextDouble();
+        return Duration.ofNanos((long) (d.toNanos() * factor));
+    }
+
+    private static double seconds(Duration d) {
+        return d.toNanos() / 1e9;
+    }
+
+    private static String clip(String s, int max) {
+        return s == null || s.length() <= max ? s : s.substring(0, max);
+    }
+
+    private static String stackTrace(Throwable e) {
+        StringWriter w = new StringWriter();
+        e.printStackTrace(new PrintWriter(w));
+        return w.toString();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, String> headers(String json) {
+        if (json == null) {
+            return Map.of();
+        }
+        try {
+            return Collections.unmodifiableMap(JSON.readValue(json, LinkedHashMap.class));
+        } catch (java.io.IOException e) {
+            return Map.of();
+        }
+    }
+
+    private static Instant deliverAt(Fetched f) {
+        if (f.optionsJson() == null) {
+            return null;
+        }
+        try {
+            com.fasterxml.jackson.databind.JsonNode at = JSON.readTree(f.optionsJson()).get("deliver_at");
+            return at == null || at.isNull() ? null : Instant.parse(at.asText());
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static List<Fetched> read(PreparedStatement ps) throws SQLException {
+        List<Fetched> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                long rank = rs.getLong(7);
+                Long r = rs.wasNull() ? null : rank;
+                out.add(new Fetched(rs.getLong(1), rs.getTimestamp(2).toInstant(), rs.getInt(3), rs.getString(4),
+                        rs.getString(5), rs.getString(6), r, rs.getString(8), rs.getString(9), rs.getBytes(10), rs.getBoolean(11)));
+            }
+        }
+        return out;
+    }
+
+    private Bindings bindings() {
+        long now = System.nanoTime();
+        Bindings b = bindings;
+        if (b == null || now - bindingsLoadedAt > TimeUnit.SECONDS.toNanos(5)) {
+            b = db.autoCommit("read bindings", c -> {
+                List<Bindings.Entry> entries = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.bindings(t))) {
+                    ps.setLong(1, g.groupId());
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            long until = rs.getLong(3);
+                            entries.add(Bindings.entry(rs.getString(1), rs.getLong(2), rs.wasNull() ? null : until));
+                        }
+                    }
+                }
+                return new Bindings(entries);
+            });
+            bindings = b;
+            bindingsLoadedAt = now;
+        }
+        return b;
+    }
+
+    private void submit(Runnable task) {
+        executor.execute(() -> {
+            boolean acquired = false;
+            try {
+                if (ownExecutor == null) {
+                    slots.acquireUninterruptibly();
+                    acquired = true;
+                }
+                task.run();
+            } catch (RuntimeException e) {
+                warn("handler task failed", e);
+            } finally {
+                if (acquired) {
+                    slots.release();
+                }
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------ renewal and stop
+
+    private void renew() {
+        try {
+            List<RangeWork> open = new ArrayList<>(ranges.values());
+            Set<Long> rowIds = new HashSet<>(rows);
+            if (open.isEmpty() && rowIds.isEmpty()) {
+                return;
+            }
+            db.transaction("renew leases", c -> {
+                if (!open.isEmpty()) {
+                    Set<Long> renewed = new HashSet<>();
+                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.renewRanges(t))) {
+                        ps.setDouble(1, leaseSeconds);
+                        ps.setArray(2, c.createArrayOf("int8", open.stream().map(w -> w.leaseId).toArray()));
+                        ps.setArray(3, c.createArrayOf("text", open.stream().map(w -> arrayText(w.resolved)).toArray()));
+                        ps.setObject(4, token);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            while (rs.next()) {
+                                renewed.add(rs.getLong(1));
+                            }
+                        }
+                    }
+                    for (RangeWork w : open) {
+                        if (!renewed.contains(w.leaseId)) {
+                            w.lost = true;
+                        }
+                    }
+                }
+                if (!rowIds.isEmpty()) {
+                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.renewRows(t))) {
+                        ps.setDouble(1, leaseSeconds);
+                        ps.setLong(2, g.groupId());
+                        ps.setArray(3, c.createArrayOf("int8", rowIds.toArray()));
+                        ps.setObject(4, token);
+                        ps.executeQuery().close();
+                    }
+                }
+                if (policy != ConcurrencyPolicy.PARALLEL) {
+                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.renewKeys(t))) {
+                        ps.setDouble(1, leaseSeconds);
+                        ps.setLong(2, g.groupId());
+                        ps.setObject(3, token);
+                        ps.executeUpdate();
+                    }
+                }
+                return null;
+            });
+        } catch (RuntimeException e) {
+            warn("lease renewal failed", e);
+        }
+    }
+
+    private static String arrayText(Set<Long> ids) {
+        StringBuilder b = new StringBuilder("{");
+        for (Long id : ids) {
+            if (b.length() > 1) {
+                b.append(',');
+            }
+            b.append(id);
+        }
+        return b.append('}').toString();
+    }
+
+    private void warn(String what, Exception e) {
+        long now = System.nanoTime();
+        if (now - lastWarn > TimeUnit.SECONDS.toNanos(30)) {
+            lastWarn = now;
+            log.warn("{}: group={} error={}", what, g.groupName(), e.toString());
+        }
+    }
+
+    @Override
+    public ConsumptionStats stats() {
+        return new ConsumptionStats(delivered.sum(), succeeded.sum(), retried.sum(), dead.sum(), delayed.sum(), deferred.sum(),
+                skippedSuperseded.sum(), skippedVersion.sum(), skippedFiltered.sum(), rangesClaimed.sum(),
+                rangesReclaimed.sum(), leasesLost.sum());
+    }
+
+    @Override
+    public boolean running() {
+        return running;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        LockSupport.unpark(loop);
+        try {
+            loop.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        long deadline = System.nanoTime() + o.shutdownTimeout().toNanos();
+        while (outstanding.get() > 0 && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        // Whatever is still unfinished goes back at once, with what is resolved so far.
+        for (RangeWork w : new ArrayList<>(ranges.values())) {
+            if (w.done) {
+                continue;
+            }
+            w.done = true;
+            try {
+                db.transaction("release a range", c -> {
+                    List<OutcomeRow> finished = w.rowsSnapshot();
+                    insertRows(c, finished);
+                    insertEvents(c, w.eventsSnapshot());
+                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRange(t))) {
+                        ps.setArray(1, c.createArrayOf("int8", w.resolved.toArray()));
+                        ps.setLong(2, w.leaseId);
+                        ps.setObject(3, token);
+                        ps.executeUpdate();
+                    }
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                warn("could not release a range; it is taken over when its lease expires", e);
+            }
+        }
+        for (long id : new ArrayList<>(rows)) {
+            try {
+                db.transaction("release a row", c -> {
+                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRow(t))) {
+                        ps.setLong(1, g.groupId());
+                        ps.setLong(2, id);
+                        ps.setObject(3, token);
+                        ps.executeUpdate();
+                    }
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                warn("could not release a row", e);
+            }
+        }
+        if (policy != ConcurrencyPolicy.PARALLEL) {
+            try {
+                db.transaction("release key leases", c -> {
+                    Set<String> keys = new HashSet<>();
+                    try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + t.messageKeyLease()
+                            + " WHERE consumer_group_id = ? AND owner_token = ? RETURNING message_key")) {
+                        ps.setLong(1, g.groupId());
+                        ps.setObject(2, token);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            while (rs.next()) {
+                                keys.add(rs.getString(1));
+                            }
+                        }
+                    }
+                    if (!keys.isEmpty()) {
+                        wakeDeferred(c, keys);
+                    }
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                warn("could not release key leases", e);
+            }
+        }
+        ticker.shutdownNow();
+        if (ownExecutor != null) {
+            ownExecutor.shutdownNow();
+        }
+        if (wakeRegistration != null) {
+            try {
+                wakeRegistration.close();
+            } catch (Exception ignored) {
+                // nothing to release
+            }
+        }
+        if (session != null) {
+            session.releasePresence(presenceKey);
+        }
+    }
+}
