@@ -35,6 +35,8 @@ public final class Sluice implements AutoCloseable {
     private final StreamCatalog streamCatalog;
     private final MigrationAdmin migrationAdmin;
     private final Db db;
+    private final dev.sluice.internal.consume.GroupCatalog groupCatalog;
+    private volatile dev.sluice.internal.notify.ClientSession session;
     private final java.util.Set<AutoCloseable> resources = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile java.util.concurrent.ExecutorService maintenance;
     private volatile boolean closed;
@@ -49,6 +51,7 @@ public final class Sluice implements AutoCloseable {
         this.systemCatalog = new SystemCatalog(db, schema, migrator);
         this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
         this.migrationAdmin = new MigrationAdmin(db, schema, migrator);
+        this.groupCatalog = new dev.sluice.internal.consume.GroupCatalog(db, streamCatalog, schema, clientId);
     }
 
     /** A builder for a client. */
@@ -113,6 +116,25 @@ public final class Sluice implements AutoCloseable {
         return db;
     }
 
+    dev.sluice.internal.consume.GroupCatalog groupCatalog() {
+        return groupCatalog;
+    }
+
+    /** The client's session connection (LISTEN wake-ups, presence locks), started on first use. */
+    dev.sluice.internal.notify.ClientSession session() {
+        dev.sluice.internal.notify.ClientSession s = session;
+        if (s == null) {
+            synchronized (this) {
+                s = session;
+                if (s == null) {
+                    s = new dev.sluice.internal.notify.ClientSession(db.dataSource(), schema);
+                    session = s;
+                }
+            }
+        }
+        return s;
+    }
+
     /** Registers something the client must close (producers, consumers); refused once closed. */
     void track(AutoCloseable resource) {
         if (closed) {
@@ -161,6 +183,10 @@ public final class Sluice implements AutoCloseable {
         java.util.concurrent.ExecutorService m = maintenance;
         if (m != null) {
             m.shutdown();
+        }
+        dev.sluice.internal.notify.ClientSession s = session;
+        if (s != null) {
+            s.close();
         }
     }
 

@@ -83,6 +83,22 @@ public final class Stream<T> {
         sluice.streamCatalog().destroy(name, force);
     }
 
+    /** A handle on a consumer group of this stream (no I/O, cannot fail). */
+    public ConsumerGroup<T> consumerGroup(String groupName) {
+        return new ConsumerGroup<>(sluice, this, groupName);
+    }
+
+    /** Every consumer group of this stream with its progress, by name. */
+    public java.util.List<GroupInfo> consumerGroups() {
+        Names.validate("stream", name);
+        return sluice.groupCatalog().list(name);
+    }
+
+    /** A simple offset-tracked reader (for users who manage their own progress); see {@link Reader}. */
+    public Reader reader(String readerName) {
+        return new Reader(sluice, this, readerName);
+    }
+
     /** A producer with the default configuration; see {@link #producer(ProducerConfig)}. */
     public Producer<T> producer() {
         return producer(ProducerConfig.defaults());

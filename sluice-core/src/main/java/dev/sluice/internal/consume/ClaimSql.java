@@ -7,8 +7,9 @@ final class ClaimSql {
     private ClaimSql() {
     }
 
+    /** A scalar subquery: the highest id drawn from the stream's sequence (no xid, no scan). */
     static String head(FamilyTables t) {
-        return "CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM " + t.messageLogSequence();
+        return "(SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM " + t.messageLogSequence() + ")";
     }
 
     /**
@@ -16,7 +17,7 @@ final class ClaimSql {
      * head and the next due times (expired ranges, due exception rows, expired row leases).
      */
     static String probe(FamilyTables t) {
-        return "SELECT c.claimed, c.settled_head, c.pending_xid IS NOT NULL, (SELECT " + head(t) + "),"
+        return "SELECT c.claimed, c.settled_head, c.pending_xid IS NOT NULL,  " + head(t) + ","
                 + " (SELECT min(expires_at) FROM " + t.claimLease() + " WHERE consumer_group_id = c.consumer_group_id),"
                 + " (SELECT min(can_run_after) FROM " + t.exceptionQueue()
                 + "   WHERE consumer_group_id = c.consumer_group_id AND status IN ('ready', 'deferred')),"

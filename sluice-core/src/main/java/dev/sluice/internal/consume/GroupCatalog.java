@@ -477,4 +477,37 @@ public final class GroupCatalog {
         });
         return require(stream, group);
     }
+
+    /** A reader's saved offset (0 when none). */
+    public long readerOffset(String stream, String reader) {
+        StreamInfo s = streams.requireUsable(stream);
+        return db.autoCommit("read an offset", c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT \"offset\" FROM " + q
+                    + ".stream_reader_offset WHERE stream_id = ? AND name = ?")) {
+                ps.setLong(1, s.id());
+                ps.setString(2, reader);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? rs.getLong(1) : 0L;
+                }
+            }
+        });
+    }
+
+    /** Saves a reader's offset monotonically; returns the stored value. */
+    public long saveReaderOffset(String stream, String reader, long offset) {
+        StreamInfo s = streams.requireUsable(stream);
+        return db.transaction("save an offset", c -> {
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q + ".stream_reader_offset AS r"
+                    + " (stream_id, name, \"offset\") VALUES (?, ?, ?) ON CONFLICT (stream_id, name) DO UPDATE"
+                    + " SET \"offset\" = GREATEST(r.\"offset\", EXCLUDED.\"offset\"), updated_at = now() RETURNING \"offset\"")) {
+                ps.setLong(1, s.id());
+                ps.setString(2, reader);
+                ps.setLong(3, offset);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
+    }
 }
