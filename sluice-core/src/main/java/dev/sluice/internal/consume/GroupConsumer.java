@@ -91,6 +91,8 @@ public final class GroupConsumer<T> implements Consumption {
     private volatile Bindings bindings;
     private volatile long bindingsLoadedAt;
     private volatile long lastWarn;
+    /** Test hook: a holder that stopped renewing (a long GC pause, a network partition). */
+    volatile boolean renewalSuspended;
 
     private final LongAdder delivered = new LongAdder();
     private final LongAdder succeeded = new LongAdder();
@@ -1001,6 +1003,9 @@ public final class GroupConsumer<T> implements Consumption {
     // ------------------------------------------------------------------ renewal and stop
 
     private void renew() {
+        if (renewalSuspended) {
+            return;
+        }
         try {
             List<RangeWork> open = new ArrayList<>(ranges.values());
             Set<Long> rowIds = new HashSet<>(rows);
