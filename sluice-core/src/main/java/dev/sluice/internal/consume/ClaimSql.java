@@ -100,7 +100,7 @@ final class ClaimSql {
                 + " UPDATE " + t.exceptionQueue() + " e SET status = 'inflight', lease_owner = ?,"
                 + "   lease_expires_at = now() + make_interval(secs => ?), attempts = e.attempts + 1, updated_at = now()"
                 + " WHERE e.consumer_group_id = ? AND e.message_id IN (SELECT message_id FROM due UNION SELECT message_id FROM expired)"
-                + " RETURNING e.message_id, e.attempts, e.delays";
+                + " RETURNING e.message_id, e.attempts, e.delays, e.deferrals";
     }
 
     /** Messages of a range (or of a list of ids) with whether compaction superseded them. */
@@ -161,6 +161,7 @@ final class ClaimSql {
     /** An exception row's outcome, guarded by the row lease. */
     static String updateRow(FamilyTables t) {
         return "UPDATE " + t.exceptionQueue() + " SET status = ?, attempts = ?, delays = ?,"
+                + " deferrals = CASE WHEN ? = 'deferred' THEN deferrals + 1 ELSE deferrals END,"
                 + " can_run_after = now() + make_interval(secs => ?), last_error = coalesce(?, last_error),"
                 + " error_stack = coalesce(?, error_stack), dead_at = CASE WHEN ? = 'dead' THEN now() END,"
                 + " lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
@@ -194,14 +195,17 @@ final class ClaimSql {
                 + " WHERE c.consumer_group_id = ? AND c.committed < x.target";
     }
 
-    /** Takes (or takes over expired) key leases; returns the keys now held by this owner. */
+    /**
+     * Takes free (or expired) key leases; returns the keys taken. A key this consumer already holds for
+     * another range or row is not taken again: one in-flight delivery per key, also within a process.
+     */
     static String acquireKeys(FamilyTables t) {
         return "INSERT INTO " + t.messageKeyLease() + " AS k (consumer_group_id, message_key, message_id, owner_token, expires_at)"
                 + " SELECT ?, x.key, x.id, ?, now() + make_interval(secs => ?)"
                 + " FROM unnest(?::text[], ?::bigint[]) AS x(key, id) ORDER BY x.key"
                 + " ON CONFLICT (consumer_group_id, message_key) DO UPDATE SET message_id = EXCLUDED.message_id,"
                 + "   owner_token = EXCLUDED.owner_token, expires_at = EXCLUDED.expires_at"
-                + "   WHERE k.expires_at <= now() OR k.owner_token = EXCLUDED.owner_token"
+                + "   WHERE k.expires_at <= now()"
                 + " RETURNING message_key";
     }
 
@@ -209,10 +213,19 @@ final class ClaimSql {
         return "DELETE FROM " + t.messageKeyLease() + " WHERE consumer_group_id = ? AND owner_token = ? AND message_key = ANY(?)";
     }
 
-    /** Wakes deferred rows waiting on these keys. */
+    /**
+     * Wakes, per key, the lowest deferred row waiting on it — the next in line — unless someone holds
+     * the key right now (its holder wakes it when letting go). Waking one per key avoids a thundering
+     * herd of same-key rows racing for the key. Woken rows re-check their key when claimed.
+     */
     static String wakeDeferred(FamilyTables t) {
-        return "UPDATE " + t.exceptionQueue() + " SET status = 'ready', can_run_after = now(), updated_at = now()"
-                + " WHERE consumer_group_id = ? AND status = 'deferred' AND message_key = ANY(?)";
+        return "UPDATE " + t.exceptionQueue() + " e SET status = 'ready', can_run_after = now(), updated_at = now()"
+                + " FROM (SELECT DISTINCT ON (d.message_key) d.message_id FROM " + t.exceptionQueue() + " d"
+                + "   WHERE d.consumer_group_id = ? AND d.status = 'deferred' AND d.message_key = ANY(?)"
+                + "   AND NOT EXISTS (SELECT 1 FROM " + t.messageKeyLease() + " k WHERE k.consumer_group_id = d.consumer_group_id"
+                + "     AND k.message_key = d.message_key AND k.expires_at > now())"
+                + "   ORDER BY d.message_key, d.message_id) next"
+                + " WHERE e.consumer_group_id = ? AND e.message_id = next.message_id AND e.status = 'deferred'";
     }
 
     /**

@@ -56,8 +56,12 @@ import org.slf4j.LoggerFactory;
 public final class GroupConsumer<T> implements Consumption {
     private static final Logger log = LoggerFactory.getLogger(GroupConsumer.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** How long a deferred message waits before it re-checks its key by itself (wake-ups usually come sooner). */
-    private static final double DEFER_RECHECK_SECONDS = 5;
+    /**
+     * How long a deferred message first waits before it re-checks its key by itself (a wake-up usually
+     * comes sooner, but one can race the deferral); each further deferral doubles it, up to 5 s.
+     */
+    private static final double DEFER_RECHECK_SECONDS = 0.1;
+    private static final double DEFER_RECHECK_MAX_SECONDS = 5;
     private static final int MAX_ERROR_CHARS = 4000;
     private static final int MAX_STACK_CHARS = 16000;
 
@@ -73,6 +77,7 @@ public final class GroupConsumer<T> implements Consumption {
     private final DeliveryLogMode logMode;
     private final ClientSession session;
     private final String presenceKey;
+    private final String channel;
     private final UUID token = UUID.randomUUID();
     private final double leaseSeconds;
 
@@ -121,6 +126,7 @@ public final class GroupConsumer<T> implements Consumption {
         this.logMode = g.deliveryLogMode();
         this.session = session;
         this.presenceKey = Presence.key(schema, g.groupId());
+        this.channel = dev.sluice.internal.notify.Channels.forSchema(schema);
         this.leaseSeconds = o.leaseTimeout().toMillis() / 1000.0;
         this.slots = new Semaphore(o.concurrency());
         if (o.executor() == null) {
@@ -595,11 +601,20 @@ public final class GroupConsumer<T> implements Consumption {
                         }
                     }
                 }
-                insertRows(c, w.rowsSnapshot());
+                List<OutcomeRow> written = w.rowsSnapshot();
+                insertRows(c, written);
                 insertEvents(c, w.eventsSnapshot());
+                Set<String> wake = new HashSet<>(w.keys);
+                for (OutcomeRow r : written) {
+                    if ("deferred".equals(r.status()) && r.messageKey() != null) {
+                        wake.add(r.messageKey()); // its blocker may be gone already: do not wait for the re-check
+                    }
+                }
                 if (!w.keys.isEmpty()) {
                     releaseKeys(c, w.keys);
-                    wakeDeferred(c, w.keys);
+                }
+                if (!wake.isEmpty()) {
+                    wakeDeferred(c, wake);
                 }
                 advanceCommitted(c);
                 return true;
@@ -666,11 +681,21 @@ public final class GroupConsumer<T> implements Consumption {
         }
     }
 
+    /** Wakes deferred rows of these keys and, when any woke, the other instances too (one NOTIFY). */
     private void wakeDeferred(Connection c, Set<String> keys) throws SQLException {
+        int woken;
         try (PreparedStatement ps = c.prepareStatement(ClaimSql.wakeDeferred(t))) {
             ps.setLong(1, g.groupId());
             ps.setArray(2, c.createArrayOf("text", keys.toArray()));
-            ps.executeUpdate();
+            ps.setLong(3, g.groupId());
+            woken = ps.executeUpdate();
+        }
+        if (woken > 0) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
+                ps.setString(1, channel);
+                ps.setString(2, Long.toString(g.streamId()));
+                ps.execute();
+            }
         }
     }
 
@@ -705,7 +730,7 @@ public final class GroupConsumer<T> implements Consumption {
                 ps.setLong(7, g.groupId());
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        out.put(rs.getLong(1), new int[] {rs.getInt(2), rs.getInt(3)});
+                        out.put(rs.getLong(1), new int[] {rs.getInt(2), rs.getInt(3), rs.getInt(4)});
                     }
                 }
             }
@@ -728,7 +753,7 @@ public final class GroupConsumer<T> implements Consumption {
             int[] ad = claimed.get(f.id());
             submit(() -> {
                 try {
-                    runRow(f, ad[0], ad[1]);
+                    runRow(f, ad[0], ad[1], ad[2]);
                 } finally {
                     rows.remove(f.id());
                     outstanding.decrementAndGet();
@@ -744,7 +769,7 @@ public final class GroupConsumer<T> implements Consumption {
         return claimed.size();
     }
 
-    private void runRow(Fetched f, int attempt, int delays) {
+    private void runRow(Fetched f, int attempt, int delays, int deferrals) {
         if (skip(f, bindings())) {
             writeRow(f.id(), null, null, 0, 0, 0, null, null);
             return;
@@ -766,7 +791,8 @@ public final class GroupConsumer<T> implements Consumption {
             });
             if (!free) {
                 deferred.increment();
-                writeRow(f.id(), "deferred", null, attempt - 1, delays, DEFER_RECHECK_SECONDS, null, null);
+                writeRow(f.id(), "deferred", null, attempt - 1, delays,
+                        Math.min(DEFER_RECHECK_MAX_SECONDS, DEFER_RECHECK_SECONDS * Math.pow(2, deferrals + 1)), null, null);
                 return;
             }
         }
@@ -809,13 +835,14 @@ public final class GroupConsumer<T> implements Consumption {
                         ps.setString(1, status);
                         ps.setInt(2, attempts);
                         ps.setInt(3, delays);
-                        ps.setDouble(4, afterSeconds);
-                        ps.setString(5, error);
-                        ps.setString(6, stack);
-                        ps.setString(7, status);
-                        ps.setLong(8, g.groupId());
-                        ps.setLong(9, id);
-                        ps.setObject(10, token);
+                        ps.setString(4, status);
+                        ps.setDouble(5, afterSeconds);
+                        ps.setString(6, error);
+                        ps.setString(7, stack);
+                        ps.setString(8, status);
+                        ps.setLong(9, g.groupId());
+                        ps.setLong(10, id);
+                        ps.setObject(11, token);
                         n = ps.executeUpdate();
                     }
                 }

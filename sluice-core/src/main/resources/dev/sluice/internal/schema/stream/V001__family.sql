@@ -56,6 +56,8 @@ CREATE TABLE {schema}.exception_queue_{id} (
     concurrency        text        NOT NULL DEFAULT 'parallel' CHECK (concurrency IN ('parallel', 'exclusive', 'ordered')),
     attempts           integer     NOT NULL DEFAULT 0 CHECK (attempts >= 0),
     delays             integer     NOT NULL DEFAULT 0 CHECK (delays >= 0),
+    -- times this row was deferred on its key; its re-check backs off with it
+    deferrals          integer     NOT NULL DEFAULT 0 CHECK (deferrals >= 0),
     can_run_after      timestamptz NOT NULL DEFAULT now(),
     last_error         text,
     error_stack        text,
