@@ -115,7 +115,9 @@ final class ClaimSql {
     }
 
     static String bindings(FamilyTables t) {
-        return "SELECT pattern, from_message_id, until_message_id FROM " + t.bindingConfig() + " WHERE consumer_group_id = ?";
+        // The head comes from the same snapshot: the bindings are exact for ids up to it.
+        return "SELECT pattern, from_message_id, until_message_id, " + head(t) + " FROM " + t.bindingConfig()
+                + " WHERE consumer_group_id = ?";
     }
 
     /** Completing a range: only the live holder may (stale holders change nothing). */

@@ -94,7 +94,7 @@ public final class GroupConsumer<T> implements Consumption {
     private volatile boolean running = true;
     private volatile boolean wakeFlag;
     private volatile Bindings bindings;
-    private volatile long bindingsLoadedAt;
+    private volatile long bindingsValidThrough;
     private volatile long lastWarn;
     /** Test hook: a holder that stopped renewing (a long GC pause, a network partition). */
     volatile boolean renewalSuspended;
@@ -395,7 +395,7 @@ public final class GroupConsumer<T> implements Consumption {
                 return read(ps);
             }
         });
-        Bindings b = bindings();
+        Bindings b = bindings(w.high);
         List<Fetched> runnable = new ArrayList<>();
         Instant now = Instant.now();
         for (Fetched f : fetched) {
@@ -770,7 +770,7 @@ public final class GroupConsumer<T> implements Consumption {
     }
 
     private void runRow(Fetched f, int attempt, int delays, int deferrals) {
-        if (skip(f, bindings())) {
+        if (skip(f, bindings(f.id()))) {
             writeRow(f.id(), null, null, 0, 0, 0, null, null);
             return;
         }
@@ -985,10 +985,15 @@ public final class GroupConsumer<T> implements Consumption {
         return out;
     }
 
-    private Bindings bindings() {
-        long now = System.nanoTime();
+    /**
+     * The group's bindings, valid for message ids up to the head read with them: a binding change is
+     * installed from the head at its registration onwards, so ids above the cached head need a fresh
+     * read (and ids at or below it are classified exactly as before the change).
+     */
+    private Bindings bindings(long upToId) {
         Bindings b = bindings;
-        if (b == null || now - bindingsLoadedAt > TimeUnit.SECONDS.toNanos(5)) {
+        if (b == null || upToId > bindingsValidThrough) {
+            long[] head = new long[1];
             b = db.autoCommit("read bindings", c -> {
                 List<Bindings.Entry> entries = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement(ClaimSql.bindings(t))) {
@@ -996,14 +1001,22 @@ public final class GroupConsumer<T> implements Consumption {
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             long until = rs.getLong(3);
-                            entries.add(Bindings.entry(rs.getString(1), rs.getLong(2), rs.wasNull() ? null : until));
+                            Long end = rs.wasNull() ? null : until;
+                            entries.add(Bindings.entry(rs.getString(1), rs.getLong(2), end));
+                            head[0] = rs.getLong(4);
                         }
+                    }
+                }
+                if (entries.isEmpty()) {
+                    try (PreparedStatement ps = c.prepareStatement("SELECT " + ClaimSql.head(t)); ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        head[0] = rs.getLong(1);
                     }
                 }
                 return new Bindings(entries);
             });
             bindings = b;
-            bindingsLoadedAt = now;
+            bindingsValidThrough = head[0];
         }
         return b;
     }
@@ -1203,7 +1216,12 @@ public final class GroupConsumer<T> implements Consumption {
             }
         }
         if (session != null) {
-            session.releasePresence(presenceKey);
+            try {
+                // Wait, so an operator action right after close() sees the group as stopped.
+                session.releasePresence(presenceKey).get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                warn("presence release not confirmed", e);
+            }
         }
     }
 }
