@@ -9,10 +9,17 @@ import dev.sluice.embedded.EmbeddedPostgresServer;
 final class CliContext implements AutoCloseable {
     private final EmbeddedPostgresServer server;
     private final Sluice sluice;
+    private final String url;
 
-    private CliContext(EmbeddedPostgresServer server, Sluice sluice) {
+    private CliContext(EmbeddedPostgresServer server, Sluice sluice, String url) {
         this.server = server;
         this.sluice = sluice;
+        this.url = url;
+    }
+
+    /** The JDBC URL the command runs against (the embedded server's when none was given). */
+    String jdbcUrl() {
+        return url;
     }
 
     static CliContext open(GlobalOptions options, boolean allowDestroy) {
@@ -29,7 +36,7 @@ final class CliContext implements AutoCloseable {
         }
         try {
             Sluice sluice = Sluice.builder().jdbcUrl(url).schema(options.schema).allowDestroy(allowDestroy).build();
-            return new CliContext(server, sluice);
+            return new CliContext(server, sluice, url);
         } catch (RuntimeException e) {
             if (server != null) {
                 server.close();

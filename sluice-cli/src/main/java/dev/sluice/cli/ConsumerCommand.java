@@ -1,0 +1,323 @@
+package dev.sluice.cli;
+
+import dev.sluice.ConcurrencyPolicy;
+import dev.sluice.ConsumerGroup;
+import dev.sluice.DeadLetter;
+import dev.sluice.ErrorCode;
+import dev.sluice.GroupConfig;
+import dev.sluice.GroupInfo;
+import dev.sluice.Page;
+import dev.sluice.RetryPolicy;
+import dev.sluice.SluiceException;
+import dev.sluice.StartPosition;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "consumer", description = "Consumer groups: list, inspect, register, dead letters, redrive, purge, rewind.",
+        subcommands = {ConsumerCommand.ListGroups.class, ConsumerCommand.Get.class, ConsumerCommand.Register.class,
+                ConsumerCommand.Dead.class, ConsumerCommand.Redrive.class, ConsumerCommand.Purge.class,
+                ConsumerCommand.Rewind.class})
+final class ConsumerCommand {
+
+    static Map<String, Object> group(GroupInfo g) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", g.id());
+        m.put("stream", g.stream());
+        m.put("name", g.name());
+        m.put("claimed", g.claimed());
+        m.put("committed", g.committed());
+        m.put("head", g.head());
+        m.put("lag", g.lag());
+        m.put("ready", g.ready());
+        m.put("deferred", g.deferred());
+        m.put("inflight", g.inflight());
+        m.put("dead", g.dead());
+        m.put("open_ranges", g.openRanges());
+        m.put("concurrency", g.config().concurrency().sqlValue());
+        m.put("bindings", g.config().bindings());
+        m.put("max_attempts", g.config().retry().maxAttempts());
+        m.put("created_at", g.createdAt().toString());
+        return m;
+    }
+
+    @Command(name = "list", description = "Groups of a stream with cursor, lag and exception counts.")
+    static final class ListGroups extends Base {
+        @Parameters(paramLabel = "STREAM")
+        String stream;
+
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                List<GroupInfo> groups = ctx.sluice().stream(stream).consumerGroups();
+                if (json()) {
+                    Output.json(out(), groups.stream().map(ConsumerCommand::group).toList());
+                } else if (groups.isEmpty()) {
+                    out().println("no consumer groups on stream '" + stream + "'");
+                } else {
+                    List<List<String>> rows = new ArrayList<>();
+                    for (GroupInfo g : groups) {
+                        rows.add(List.of(g.name(), Long.toString(g.committed()), Long.toString(g.claimed()), Long.toString(g.head()),
+                                Long.toString(g.lag()), Long.toString(g.ready()), Long.toString(g.deferred()),
+                                Long.toString(g.inflight()), Long.toString(g.dead()), Long.toString(g.openRanges())));
+                    }
+                    Output.table(out(), List.of("GROUP", "COMMITTED", "CLAIMED", "HEAD", "LAG", "READY", "DEFERRED",
+                            "INFLIGHT", "DEAD", "RANGES"), rows);
+                }
+            }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "get", description = "One group (exit 1 when it does not exist).")
+    static final class Get extends Base {
+        @Parameters(index = "0", paramLabel = "STREAM")
+        String stream;
+
+        @Parameters(index = "1", paramLabel = "GROUP")
+        String group;
+
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                GroupInfo g = ctx.sluice().stream(stream).consumerGroup(group).get().orElseThrow(() -> new SluiceException(
+                        ErrorCode.GROUP_NOT_FOUND, "consumer group '" + group + "' of stream '" + stream + "' does not exist"));
+                if (json()) {
+                    Output.json(out(), group(g));
+                } else {
+                    Output.fields(out(), group(g));
+                }
+            }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "register", description = "Create a group or replace its declaration (the whole document).")
+    static final class Register extends Base {
+        @Parameters(index = "0", paramLabel = "STREAM")
+        String stream;
+
+        @Parameters(index = "1", paramLabel = "GROUP")
+        String group;
+
+        @Option(names = "--start", paramLabel = "WHERE", defaultValue = "beginning",
+                description = "beginning (default), head, an id, or an ISO-8601 time; read only at creation.")
+        String start;
+
+        @Option(names = "--binding", paramLabel = "PATTERN", description = "Routing pattern ('*' any run, '?' one character); repeatable.")
+        List<String> bindings = new ArrayList<>();
+
+        @Option(names = "--concurrency", paramLabel = "POLICY", description = "parallel (default), exclusive or ordered.")
+        String concurrency;
+
+        @Option(names = "--max-attempts", paramLabel = "N", description = "Deliveries before a dead letter (default 5).")
+        Integer maxAttempts;
+
+        @Override
+        public Integer call() {
+            GroupConfig.Builder b = GroupConfig.builder().start(startPosition(start)).bindings(bindings);
+            if (concurrency != null) {
+                b.concurrency(ConcurrencyPolicy.parse(concurrency));
+            }
+            if (maxAttempts != null) {
+                b.retry(RetryPolicy.DEFAULT.withMaxAttempts(maxAttempts));
+            }
+            GroupConfig config = b.build();
+            try (CliContext ctx = open()) {
+                GroupInfo g = ctx.sluice().stream(stream).consumerGroup(group).register(config);
+                if (json()) {
+                    Output.json(out(), group(g));
+                } else {
+                    Output.fields(out(), group(g));
+                }
+            }
+            return Main.OK;
+        }
+
+        static StartPosition startPosition(String s) {
+            if (s.equalsIgnoreCase("beginning")) {
+                return StartPosition.beginning();
+            }
+            if (s.equalsIgnoreCase("head")) {
+                return StartPosition.head();
+            }
+            if (s.chars().allMatch(Character::isDigit)) {
+                return StartPosition.atId(Long.parseLong(s));
+            }
+            return StartPosition.atTime(time(s));
+        }
+    }
+
+    static Instant time(String s) {
+        try {
+            return Instant.parse(s);
+        } catch (DateTimeParseException e) {
+            throw new SluiceException(ErrorCode.INVALID_CONFIG, "'" + s + "' is not an ISO-8601 instant such as 2026-11-29T10:00:00Z");
+        }
+    }
+
+    @Command(name = "dead", description = "Dead letters of a group in message-id order, a page at a time.")
+    static final class Dead extends Base {
+        @Parameters(index = "0", paramLabel = "STREAM")
+        String stream;
+
+        @Parameters(index = "1", paramLabel = "GROUP")
+        String group;
+
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size (default: ${DEFAULT-VALUE}).")
+        int limit;
+
+        @Option(names = "--page", paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
+        String page;
+
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                Page<DeadLetter> p = ctx.sluice().stream(stream).consumerGroup(group).deadLetters(page, limit);
+                if (json()) {
+                    List<Map<String, Object>> items = new ArrayList<>();
+                    for (DeadLetter d : p.items()) {
+                        Map<String, Object> m = new LinkedHashMap<>();
+                        m.put("message_id", d.messageId());
+                        m.put("message_key", d.messageKey());
+                        m.put("attempts", d.attempts());
+                        m.put("delays", d.delays());
+                        m.put("last_error", d.lastError());
+                        m.put("dead_at", d.deadAt() == null ? null : d.deadAt().toString());
+                        items.add(m);
+                    }
+                    Map<String, Object> doc = new LinkedHashMap<>();
+                    doc.put("items", items);
+                    doc.put("next", p.next());
+                    Output.json(out(), doc);
+                } else if (p.items().isEmpty()) {
+                    out().println("no dead letters");
+                } else {
+                    List<List<String>> rows = new ArrayList<>();
+                    for (DeadLetter d : p.items()) {
+                        String error = d.lastError() == null ? "" : d.lastError().replaceAll("\\s+", " ");
+                        rows.add(List.of(Long.toString(d.messageId()), d.messageKey() == null ? "-" : d.messageKey(),
+                                Integer.toString(d.attempts()), String.valueOf(d.deadAt()),
+                                error.length() > 80 ? error.substring(0, 80) + "..." : error));
+                    }
+                    Output.table(out(), List.of("MESSAGE", "KEY", "ATTEMPTS", "DEAD_AT", "LAST_ERROR"), rows);
+                    if (p.next() != null) {
+                        out().println("next page: --page " + p.next());
+                    }
+                }
+            }
+            return Main.OK;
+        }
+    }
+
+    static final class Selection {
+        @Option(names = "--all", required = true, description = "Every dead letter of the group.")
+        boolean all;
+
+        @Option(names = "--id", paramLabel = "MESSAGE_ID", split = ",", required = true,
+                description = "Message ids of dead letters (repeatable, or comma-separated).")
+        List<Long> ids;
+    }
+
+    @Command(name = "redrive", description = "Put dead letters back to ready with attempts reset.")
+    static final class Redrive extends Base {
+        @Parameters(index = "0", paramLabel = "STREAM")
+        String stream;
+
+        @Parameters(index = "1", paramLabel = "GROUP")
+        String group;
+
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        Selection which;
+
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                ConsumerGroup<byte[]> g = ctx.sluice().stream(stream).consumerGroup(group);
+                int n = which.all ? g.redriveAll() : g.redrive(which.ids);
+                report(this, "redriven", n);
+            }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "purge", description = "Delete dead letters (the messages stay in the log). Needs --yes.")
+    static final class Purge extends Base {
+        @Parameters(index = "0", paramLabel = "STREAM")
+        String stream;
+
+        @Parameters(index = "1", paramLabel = "GROUP")
+        String group;
+
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        Selection which;
+
+        @Option(names = "--yes", description = "Confirm: purged dead letters cannot be redriven.")
+        boolean yes;
+
+        @Override
+        public Integer call() {
+            if (!yes) {
+                throw new Main.UsageException("purging dead letters cannot be undone; add --yes to confirm");
+            }
+            try (CliContext ctx = open()) {
+                ConsumerGroup<byte[]> g = ctx.sluice().stream(stream).consumerGroup(group);
+                int n = which.all ? g.purgeAll() : g.purge(which.ids);
+                report(this, "purged", n);
+            }
+            return Main.OK;
+        }
+    }
+
+    static void report(Base cmd, String what, int n) {
+        if (cmd.json()) {
+            Output.json(cmd.out(), Map.of(what, n));
+        } else {
+            cmd.out().println(what + " " + n + " dead letter" + (n == 1 ? "" : "s"));
+        }
+    }
+
+    static final class Target {
+        @Option(names = "--to-id", paramLabel = "ID", description = "Resume delivery at this message id.")
+        Long id;
+
+        @Option(names = "--to-time", paramLabel = "TIME", description = "Resume at the first message produced at or after this ISO-8601 time.")
+        String time;
+    }
+
+    @Command(name = "rewind", description = "Move a group's cursor; refused while consumers are live unless --force.")
+    static final class Rewind extends Base {
+        @Parameters(index = "0", paramLabel = "STREAM")
+        String stream;
+
+        @Parameters(index = "1", paramLabel = "GROUP")
+        String group;
+
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        Target target;
+
+        @Option(names = "--force", description = "Rewind even while consumers of the group are live.")
+        boolean force;
+
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                ConsumerGroup<byte[]> g = ctx.sluice().stream(stream).consumerGroup(group);
+                GroupInfo info = target.id != null ? g.rewindToId(target.id, force) : g.rewindToTime(time(target.time), force);
+                if (json()) {
+                    Output.json(out(), group(info));
+                } else {
+                    out().println("group '" + group + "' now resumes after id " + info.committed());
+                }
+            }
+            return Main.OK;
+        }
+    }
+}
