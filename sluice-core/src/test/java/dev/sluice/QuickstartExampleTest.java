@@ -29,6 +29,17 @@ class QuickstartExampleTest {
         }
         List<StoredMessage> page = sluice.stream("orders").read(0, 100, Duration.ofSeconds(5));
 
+        List<String> printed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ConsumerGroup<String> billing = sluice.stream("orders", String.class).consumerGroup("billing");
+        billing.register();
+        try (Consumption c = billing.consume(m -> {
+            printed.add(m.id() + " " + m.payload());
+            return Outcome.success();
+        })) {
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> printed.size() == 1);
+        }
+        assertThat(printed).containsExactly(p.id() + " {\"id\": \"o-1\"}");
+
         assertThat(orders.id()).isPositive();
         assertThat(p.duplicate()).isFalse();
         assertThat(page).singleElement().satisfies(m -> {
