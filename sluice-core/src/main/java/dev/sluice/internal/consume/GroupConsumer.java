@@ -387,6 +387,20 @@ public final class GroupConsumer<T> implements Consumption {
 
     private void startRange(RangeWork w) {
         ranges.put(w.leaseId, w);
+        try {
+            dispatchRange(w);
+        } catch (RuntimeException e) {
+            // Nothing was handed to handlers (or what was keeps running): stop renewing the range so it
+            // expires and is taken over, rather than holding it forever.
+            if (w.remaining.get() == 0 && !w.done) {
+                w.done = true;
+                ranges.remove(w.leaseId);
+            }
+            throw e;
+        }
+    }
+
+    private void dispatchRange(RangeWork w) {
         List<Fetched> fetched = db.autoCommit("fetch a range", c -> {
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, false))) {
                 ps.setLong(1, w.low);
@@ -740,12 +754,18 @@ public final class GroupConsumer<T> implements Consumption {
             return 0;
         }
         rows.addAll(claimed.keySet());
-        List<Fetched> fetched = db.autoCommit("fetch claimed rows", c -> {
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, true))) {
-                ps.setArray(1, c.createArrayOf("int8", claimed.keySet().toArray()));
-                return read(ps);
-            }
-        });
+        List<Fetched> fetched;
+        try {
+            fetched = db.autoCommit("fetch claimed rows", c -> {
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, true))) {
+                    ps.setArray(1, c.createArrayOf("int8", claimed.keySet().toArray()));
+                    return read(ps);
+                }
+            });
+        } catch (RuntimeException e) {
+            rows.removeAll(claimed.keySet()); // stop renewing: the leases expire and the rows are claimed again
+            throw e;
+        }
         Set<Long> missing = new HashSet<>(claimed.keySet());
         outstanding.addAndGet(fetched.size());
         for (Fetched f : fetched) {
