@@ -60,21 +60,40 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + dir, e);
         }
-        return start(dir, false);
+        return start(dir, false, 0);
+    }
+
+    /**
+     * Starts a server in {@code dataDirectory} on a fixed loopback {@code port}, so clients can
+     * reconnect to the same URL after a restart (the reliability lab restarts PostgreSQL mid-run).
+     */
+    public static EmbeddedPostgresServer start(Path dataDirectory, int port) {
+        Objects.requireNonNull(dataDirectory, "dataDirectory");
+        Path dir = dataDirectory.toAbsolutePath().normalize();
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create data directory " + dir, e);
+        }
+        return start(dir, false, port);
     }
 
     /** Starts a server in a fresh temporary data directory that is deleted when the server stops. */
     public static EmbeddedPostgresServer startTemporary() {
         try {
-            return start(Files.createTempDirectory("sluice-pg-"), true);
+            return start(Files.createTempDirectory("sluice-pg-"), true, 0);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a temporary data directory", e);
         }
     }
 
-    private static EmbeddedPostgresServer start(Path dir, boolean temporary) {
+    private static EmbeddedPostgresServer start(Path dir, boolean temporary, int port) {
         try {
-            EmbeddedPostgres pg = EmbeddedPostgres.builder()
+            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
+            if (port > 0) {
+                builder.setPort(port);
+            }
+            EmbeddedPostgres pg = builder
                     .setDataDirectory(dir)
                     .setCleanDataDirectory(temporary)
                     // Durable: zonky passes -F (fsync off) and synchronous_commit=off by default;

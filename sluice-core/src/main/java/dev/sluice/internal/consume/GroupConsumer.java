@@ -1175,7 +1175,7 @@ public final class GroupConsumer<T> implements Consumption {
                     insertRows(c, finished);
                     insertEvents(c, w.eventsSnapshot());
                     try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRange(t))) {
-                        ps.setArray(1, c.createArrayOf("int8", w.resolved.toArray()));
+                        ps.setArray(1, c.createArrayOf("int8", w.resolvedWithRows().toArray()));
                         ps.setLong(2, w.leaseId);
                         ps.setObject(3, token);
                         ps.executeUpdate();

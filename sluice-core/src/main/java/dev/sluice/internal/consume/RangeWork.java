@@ -12,9 +12,14 @@ final class RangeWork {
     final long low;
     final long high;
     final int reclaims;
-    /** Ids resolved so far (successes, skips, and ids whose outcome row is queued in {@link #rows}). */
+    /**
+     * Ids that need nothing more: successes and skips (and what earlier holders recorded). Renewal
+     * writes this set to the lease, so it must never hold an id whose outcome row exists only in
+     * memory: a takeover after a crash re-runs everything not in it, and ordered consumers elsewhere
+     * treat ids not in it as unresolved predecessors.
+     */
     final Set<Long> resolved = ConcurrentHashMap.newKeySet();
-    /** Outcome rows to write with the range's completion. */
+    /** Outcome rows (retry, dead, deferred, scheduled) to write with the range's completion. */
     final List<OutcomeRow> rows = new ArrayList<>();
     /** Delivery-log events to write with the completion. */
     final List<LogEvent> events = new ArrayList<>();
@@ -34,7 +39,13 @@ final class RangeWork {
 
     synchronized void addRow(OutcomeRow row) {
         rows.add(row);
-        resolved.add(row.id());
+    }
+
+    /** Resolved ids plus the ids whose rows are written in the same transaction (release). */
+    synchronized Set<Long> resolvedWithRows() {
+        Set<Long> all = new java.util.HashSet<>(resolved);
+        rows.forEach(r -> all.add(r.id()));
+        return all;
     }
 
     synchronized void addEvent(LogEvent e) {

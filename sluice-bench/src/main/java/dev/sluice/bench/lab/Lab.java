@@ -1,0 +1,330 @@
+package dev.sluice.bench.lab;
+
+import dev.sluice.GroupConfig;
+import dev.sluice.GroupInfo;
+import dev.sluice.Sluice;
+import dev.sluice.embedded.EmbeddedPostgresServer;
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The reliability lab's orchestrator: starts producers and consumers as separate OS processes
+ * against the embedded server (or a given URL), fires faults on schedule — SIGKILL of consumers
+ * (restarted), {@code pg_terminate_backend} of every lab connection, a PostgreSQL restart — then drains
+ * and lets {@link LabChecker} classify every message. The verdict is {@code pass} only when nothing is
+ * lost or unexpected, nothing is unbucketed and no ordered key was delivered out of order; it is
+ * {@code unknown} when nothing was produced, the drain timed out or a requested fault never fired.
+ */
+public final class Lab {
+
+    /** The outcome of a run. */
+    public record Result(String verdict, LabChecker.Check check, Map<String, Integer> faultsFired,
+                         Map<String, Double> redeliverySeconds, double drainSeconds, String reason, Path workDir) {
+
+        /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
+        public Map<String, Object> summary(LabOptions o) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("scenario", "lab");
+            m.put("ours", check == null ? null : check.produced());
+            m.put("reference", null);
+            m.put("ratio", null);
+            m.put("unit", "messages");
+            m.put("postgres_version", null);
+            m.put("cores", Runtime.getRuntime().availableProcessors());
+            m.put("duration_s", o.duration().toSeconds());
+            m.put("verdict", verdict);
+            m.put("lost", check == null ? null : check.lost());
+            m.put("unexpected", check == null ? null : check.unexpected());
+            m.put("unbucketed", check == null ? null : check.unbucketed());
+            m.put("duplicates", check == null ? null : check.duplicates());
+            m.put("order_violations", check == null ? null : check.orderViolations());
+            m.put("faults_fired", faultsFired);
+            m.put("redelivery_max_s", redeliverySeconds.values().stream().filter(v -> v != null).mapToDouble(Double::doubleValue)
+                    .max().stream().boxed().findFirst().orElse(null));
+            m.put("drain_s", drainSeconds);
+            m.put("buckets", check == null ? null : check.buckets());
+            m.put("reason", reason);
+            return m;
+        }
+    }
+
+    private final LabOptions o;
+    private final Consumer<String> progress;
+    private final Random random;
+    private final List<Proc> consumers = new ArrayList<>();
+    private final List<Proc> producers = new ArrayList<>();
+    private final Map<String, Integer> fired = new LinkedHashMap<>();
+    private Path work;
+    private String url;
+    private EmbeddedPostgresServer server;
+    private Path dataDir;
+    private int port;
+    private int instances;
+
+    private record Proc(String name, Process process) {
+    }
+
+    public Lab(LabOptions options, Consumer<String> progress) {
+        this.o = options;
+        this.progress = progress;
+        this.random = new Random(options.seed());
+    }
+
+    public Result run() throws Exception {
+        work = Files.createTempDirectory("sluice-lab-");
+        try {
+            startServer();
+            long streamId = setUp();
+            for (int i = 0; i < o.consumers(); i++) {
+                consumers.add(spawn("consumer"));
+            }
+            for (int i = 0; i < o.producers(); i++) {
+                producers.add(spawn("producer"));
+            }
+            progress.accept("lab: " + o.producers() + " producer(s), " + o.consumers() + " consumer(s), groups "
+                    + LabGroups.ALL + ", " + o.duration().toSeconds() + " s; work dir " + work);
+            faults();
+            for (Proc p : producers) {
+                p.process().waitFor(60, TimeUnit.SECONDS);
+            }
+            long drainStart = System.nanoTime();
+            boolean drained = drain(streamId);
+            double drainSeconds = (System.nanoTime() - drainStart) / 1e9;
+            stopConsumers();
+            LabChecker.Check check;
+            Map<String, Double> redelivery;
+            try (Connection c = connect("sluice-lab-checker")) {
+                check = LabChecker.check(c, streamId);
+                redelivery = LabChecker.redeliverySeconds(c);
+            }
+            return verdict(check, redelivery, drained, drainSeconds);
+        } finally {
+            stopAll();
+            if (server != null) {
+                server.close();
+            }
+        }
+    }
+
+    /** {@code fail} when the check found anything that must be zero, else null (the caller decides pass or unknown). */
+    public static String failure(LabChecker.Check check) {
+        if (check.lost() > 0 || check.unexpected() > 0 || check.unbucketed() > 0 || check.orderViolations() > 0) {
+            return "lost " + check.lost() + ", unexpected " + check.unexpected() + ", unbucketed " + check.unbucketed()
+                    + ", order violations " + check.orderViolations();
+        }
+        return null;
+    }
+
+    private Result verdict(LabChecker.Check check, Map<String, Double> redelivery, boolean drained, double drainSeconds) {
+        String reason = failure(check);
+        String verdict;
+        if (reason != null) {
+            verdict = "fail";
+        } else if (check.produced() == 0) {
+            verdict = "unknown";
+            reason = "nothing was produced";
+        } else if (!drained) {
+            verdict = "unknown";
+            reason = "the drain timed out after " + o.drainTimeout().toSeconds() + " s";
+        } else if ((o.kills() && fired.getOrDefault("kill", 0) == 0) || (o.terminations() && fired.getOrDefault("terminate", 0) == 0)
+                || (o.restart() && fired.getOrDefault("restart", 0) == 0)) {
+            verdict = "unknown";
+            reason = "a requested fault never fired: " + fired;
+        } else {
+            verdict = "pass";
+        }
+        return new Result(verdict, check, Map.copyOf(fired), redelivery, drainSeconds, reason, work);
+    }
+
+    // ------------------------------------------------------------------ server and set-up
+
+    private void startServer() throws IOException {
+        if (o.databaseUrl() != null) {
+            url = o.databaseUrl();
+            return;
+        }
+        dataDir = work.resolve("pgdata");
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        server = EmbeddedPostgresServer.start(dataDir, port);
+        url = server.jdbcUrl();
+    }
+
+    private long setUp() throws SQLException {
+        try (Connection c = connect("sluice-lab-orchestrator"); Statement s = c.createStatement()) {
+            s.execute(Ledger.ddl());
+        }
+        org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+        ds.setUrl(url);
+        try (Sluice sluice = Sluice.builder().dataSource(ds).schema(Ledger.SLUICE_SCHEMA).build()) {
+            long id = sluice.stream(Ledger.STREAM).register().id();
+            for (Map.Entry<String, GroupConfig> g : LabGroups.configs().entrySet()) {
+                sluice.stream(Ledger.STREAM).consumerGroup(g.getKey()).register(g.getValue());
+            }
+            return id;
+        }
+    }
+
+    private Connection connect(String applicationName) throws SQLException {
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("ApplicationName", applicationName);
+        return DriverManager.getConnection(url, p);
+    }
+
+    private Proc spawn(String role) throws IOException {
+        String name = role.charAt(0) + "" + (++instances);
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"), LabWorker.class.getName(),
+                role, url, name, Long.toString(o.duration().toMillis()), Integer.toString(o.rate()),
+                Double.toString(o.failureRate()), Double.toString(o.hangRate()), Double.toString(o.longTransactions()),
+                Long.toString(o.leaseTimeout().toMillis()), Long.toString(o.seed()));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        File log = work.resolve(name + ".log").toFile();
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log));
+        return new Proc(name, pb.start());
+    }
+
+    // ------------------------------------------------------------------ faults
+
+    private void faults() throws Exception {
+        long start = System.nanoTime();
+        long end = start + o.duration().toNanos();
+        long nextKill = o.kills() ? start + o.killEvery().toNanos() : Long.MAX_VALUE;
+        long nextTerminate = o.terminations() ? start + o.terminateEvery().toNanos() : Long.MAX_VALUE;
+        long restartAt = o.restart() && server != null ? start + o.restartAt().toNanos() : Long.MAX_VALUE;
+        while (System.nanoTime() < end) {
+            long now = System.nanoTime();
+            if (now >= nextKill) {
+                kill();
+                nextKill += o.killEvery().toNanos();
+            }
+            if (now >= nextTerminate) {
+                terminate();
+                nextTerminate += o.terminateEvery().toNanos();
+            }
+            if (now >= restartAt) {
+                restart();
+                restartAt = Long.MAX_VALUE;
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    private void kill() throws Exception {
+        Proc victim = consumers.remove(random.nextInt(consumers.size()));
+        victim.process().destroyForcibly(); // SIGKILL: no shutdown hook, no release of leases
+        victim.process().waitFor(10, TimeUnit.SECONDS);
+        record("kill", victim.name());
+        progress.accept("lab: SIGKILL consumer " + victim.name());
+        consumers.add(spawn("consumer"));
+    }
+
+    private void terminate() throws SQLException {
+        int n;
+        try (Connection c = connect("sluice-lab-orchestrator"); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                     + " WHERE application_name LIKE 'sluice-lab-worker-%' AND pid <> pg_backend_pid()")) {
+            rs.next();
+            n = rs.getInt(1);
+        }
+        record("terminate", n + " backends");
+        progress.accept("lab: pg_terminate_backend of " + n + " lab connections");
+    }
+
+    private void restart() throws Exception {
+        server.close();
+        Thread.sleep(1_000);
+        server = EmbeddedPostgresServer.start(dataDir, port);
+        record("restart", "PostgreSQL stopped and started on port " + port);
+        progress.accept("lab: PostgreSQL restarted");
+    }
+
+    private void record(String kind, String detail) throws SQLException {
+        fired.merge(kind, 1, Integer::sum);
+        for (int attempt = 0; ; attempt++) {
+            try (Connection c = connect("sluice-lab-orchestrator");
+                 PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.fault (kind, detail) VALUES (?, ?)")) {
+                ps.setString(1, kind);
+                ps.setString(2, detail);
+                ps.executeUpdate();
+                return;
+            } catch (SQLException e) {
+                if (attempt > 50) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ drain and stop
+
+    /** Waits until every group has resolved everything: cursor at the head, no ready/deferred/inflight rows. */
+    private boolean drain(long streamId) throws Exception {
+        org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+        ds.setUrl(url);
+        long deadline = System.nanoTime() + o.drainTimeout().toNanos();
+        try (Sluice sluice = Sluice.builder().dataSource(ds).schema(Ledger.SLUICE_SCHEMA).build()) {
+            while (System.nanoTime() < deadline) {
+                boolean done = true;
+                for (GroupInfo g : sluice.stream(Ledger.STREAM).consumerGroups()) {
+                    done &= g.committed() >= g.head() && g.ready() == 0 && g.deferred() == 0 && g.inflight() == 0
+                            && g.openRanges() == 0;
+                }
+                if (done) {
+                    return true;
+                }
+                Thread.sleep(500);
+            }
+        }
+        return false;
+    }
+
+    private void stopConsumers() throws InterruptedException {
+        for (Proc p : consumers) {
+            p.process().destroy(); // SIGTERM: the shutdown hook drains
+        }
+        for (Proc p : consumers) {
+            if (!p.process().waitFor(20, TimeUnit.SECONDS)) {
+                p.process().destroyForcibly();
+            }
+        }
+    }
+
+    private void stopAll() {
+        for (List<Proc> list : List.of(producers, consumers)) {
+            for (Proc p : list) {
+                p.process().destroyForcibly();
+            }
+        }
+    }
+
+    /** A duration in whole seconds for messages. */
+    static String seconds(Duration d) {
+        return d.toSeconds() + "s";
+    }
+}

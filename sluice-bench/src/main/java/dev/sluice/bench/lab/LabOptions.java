@@ -1,0 +1,59 @@
+package dev.sluice.bench.lab;
+
+import java.time.Duration;
+
+/**
+ * What a reliability-lab run does. Fault intervals of {@link Duration#ZERO} (or a rate of 0) turn
+ * the fault off.
+ *
+ * @param databaseUrl     a server to use instead of the embedded one (then PostgreSQL restarts cannot be injected)
+ * @param duration        how long producers run
+ * @param drainTimeout    how long to wait for every group to resolve everything after producers stop
+ * @param producers       producer processes
+ * @param consumers       consumer processes (each consumes every group)
+ * @param rate            messages per second per producer
+ * @param failureRate     share of first deliveries whose handler fails (some of those fail for good)
+ * @param hangRate        share of first deliveries whose handler hangs past the lease
+ * @param killEvery       SIGKILL a random consumer process this often (it is restarted)
+ * @param terminateEvery  pg_terminate_backend every lab connection this often
+ * @param restartAt       restart the embedded PostgreSQL once, this long into the run
+ * @param longTransactions share of messages produced in long producer transactions (some rolled back)
+ * @param leaseTimeout    the consumers' lease
+ * @param seed            randomness of the run
+ */
+public record LabOptions(String databaseUrl, Duration duration, Duration drainTimeout, int producers, int consumers,
+                         int rate, double failureRate, double hangRate, Duration killEvery, Duration terminateEvery,
+                         Duration restartAt, double longTransactions, Duration leaseTimeout, long seed) {
+
+    public LabOptions {
+        if (producers < 1 || consumers < 1) {
+            throw new IllegalArgumentException("at least one producer and one consumer process");
+        }
+        if (rate < 1) {
+            throw new IllegalArgumentException("rate must be at least 1 message/s");
+        }
+        for (double r : new double[] {failureRate, hangRate, longTransactions}) {
+            if (r < 0 || r > 0.5) {
+                throw new IllegalArgumentException("rates must be between 0 and 0.5");
+            }
+        }
+    }
+
+    /** A short run with every fault on: what CI runs. */
+    public static LabOptions smoke() {
+        return new LabOptions(null, Duration.ofSeconds(45), Duration.ofSeconds(120), 1, 3, 60, 0.05, 0.01,
+                Duration.ofSeconds(12), Duration.ofSeconds(15), Duration.ofSeconds(20), 0.1, Duration.ofSeconds(3), 7);
+    }
+
+    public boolean kills() {
+        return !killEvery.isZero();
+    }
+
+    public boolean terminations() {
+        return !terminateEvery.isZero();
+    }
+
+    public boolean restart() {
+        return !restartAt.isZero();
+    }
+}

@@ -1,0 +1,304 @@
+package dev.sluice.bench.lab;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.ConsumeOptions;
+import dev.sluice.Consumption;
+import dev.sluice.ErrorCode;
+import dev.sluice.Message;
+import dev.sluice.Outcome;
+import dev.sluice.ProduceOptions;
+import dev.sluice.Produced;
+import dev.sluice.Producer;
+import dev.sluice.SchemaVersion;
+import dev.sluice.Sluice;
+import dev.sluice.SluiceException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+
+/**
+ * A lab child process: {@code producer} produces paced, varied messages and records every attempt in
+ * the ledger; {@code consumer} consumes every lab group and records every handler call. The
+ * orchestrator kills and restarts these processes.
+ *
+ * <p>Arguments: {@code role url instance durationMs rate failureRate hangRate longTx leaseMs seed}.
+ */
+public final class LabWorker {
+    /** A payload of another schema version: groups consuming version 1 skip it. */
+    @SchemaVersion(2)
+    public record EventV2(String tag, long n) {
+    }
+
+    private LabWorker() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String role = args[0];
+        String url = args[1];
+        String instance = args[2];
+        long durationMs = Long.parseLong(args[3]);
+        int rate = Integer.parseInt(args[4]);
+        double failureRate = Double.parseDouble(args[5]);
+        double hangRate = Double.parseDouble(args[6]);
+        double longTx = Double.parseDouble(args[7]);
+        long leaseMs = Long.parseLong(args[8]);
+        long seed = Long.parseLong(args[9]);
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(url);
+        hc.setMaximumPoolSize(12);
+        hc.setConnectionTimeout(10_000);
+        hc.setInitializationFailTimeout(-1); // the server may be restarting
+        hc.addDataSourceProperty("ApplicationName", "sluice-lab-worker-" + instance);
+        try (HikariDataSource pool = new HikariDataSource(hc);
+             Sluice sluice = Sluice.builder().dataSource(pool).schema(Ledger.SLUICE_SCHEMA).clientId(instance).build()) {
+            if (role.equals("producer")) {
+                produce(sluice, pool, instance, durationMs, rate, longTx, seed);
+            } else {
+                consume(sluice, pool, instance, failureRate, hangRate, leaseMs);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ producer
+
+    private static void produce(Sluice sluice, DataSource ds, String instance, long durationMs, int rate, double longTx,
+                                long seed) throws Exception {
+        Producer<String> p1 = sluice.stream(Ledger.STREAM, String.class).producer();
+        Producer<EventV2> p2 = sluice.stream(Ledger.STREAM, EventV2.class).producer();
+        Random random = new Random(seed ^ instance.hashCode());
+        ExecutorService longRunners = Executors.newFixedThreadPool(4);
+        List<String> idempotencyKeys = new ArrayList<>();
+        long start = System.nanoTime();
+        long next = start;
+        long n = 0;
+        while (System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(durationMs)) {
+            next += 1_000_000_000L / rate;
+            long sleep = next - System.nanoTime();
+            if (sleep > 0) {
+                TimeUnit.NANOSECONDS.sleep(sleep);
+            }
+            n++;
+            final long seq = n;
+            String tag = instance + "-" + seq;
+            String key = "k" + random.nextInt(20);
+            String routing = switch (random.nextInt(3)) {
+                case 0 -> "lab.a." + random.nextInt(3);
+                case 1 -> "lab.b." + random.nextInt(3);
+                default -> null;
+            };
+            double r = random.nextDouble();
+            if (r < longTx) {
+                boolean rollback = random.nextInt(10) == 0;
+                long hold = random.nextInt(1500);
+                String payload = payload(tag, n);
+                longRunners.submit(() -> longTransaction(ds, p1, instance, tag, payload, key, routing, hold, rollback));
+            } else if (r < longTx + 0.05) {
+                attempt(ds, tag, instance, key, routing, null, null, 2);
+                record(ds, tag, () -> p2.produce(new EventV2(tag, 0), ProduceOptions.builder().messageKey(key).routingKey(routing).build()));
+            } else if (r < longTx + 0.15) {
+                String ckey = "c" + random.nextInt(5);
+                long rank = random.nextInt(10);
+                attempt(ds, tag, instance, ckey, routing, null, rank, 1);
+                record(ds, tag, () -> p1.produce(payload(tag, seq),
+                        ProduceOptions.builder().messageKey(ckey).routingKey(routing).compaction(rank).build()));
+            } else if (r < longTx + 0.2 && !idempotencyKeys.isEmpty()) {
+                // A re-send of an earlier message: must be a duplicate with the original id, writing nothing.
+                String ik = idempotencyKeys.get(random.nextInt(idempotencyKeys.size()));
+                attempt(ds, tag, instance, key, routing, ik, null, 1);
+                record(ds, tag, () -> p1.produce(payload(tag, seq), ProduceOptions.builder().messageKey(key).routingKey(routing)
+                        .idempotencyKey(ik).build()));
+            } else {
+                String ik = random.nextBoolean() ? "ik-" + tag : null;
+                attempt(ds, tag, instance, key, routing, ik, null, 1);
+                boolean ok = record(ds, tag, () -> p1.produce(payload(tag, seq),
+                        ProduceOptions.builder().messageKey(key).routingKey(routing).idempotencyKey(ik).build()));
+                if (ok && ik != null && idempotencyKeys.size() < 1000) {
+                    idempotencyKeys.add(ik);
+                }
+            }
+        }
+        longRunners.shutdown();
+        longRunners.awaitTermination(30, TimeUnit.SECONDS);
+        p1.close();
+        p2.close();
+    }
+
+    private static String payload(String tag, long n) {
+        return "{\"tag\": \"" + tag + "\", \"n\": " + n + "}";
+    }
+
+    private interface Call {
+        Produced run();
+    }
+
+    /** Runs a produce and records its outcome; returns whether it committed (as new or duplicate). */
+    private static boolean record(DataSource ds, String tag, Call call) {
+        String status;
+        Long id = null;
+        String error = null;
+        try {
+            Produced p = call.run();
+            status = p.duplicate() ? "duplicate" : "committed";
+            id = p.id();
+        } catch (SluiceException e) {
+            boolean unknown = e.code() == ErrorCode.COMMIT_OUTCOME_UNKNOWN || e.code() == ErrorCode.DATABASE_UNAVAILABLE
+                    || e.code() == ErrorCode.DATABASE_ERROR;
+            status = unknown ? "unknown" : "rejected";
+            error = e.getMessage();
+        }
+        finish(ds, tag, status, id, error);
+        return "committed".equals(status) || "duplicate".equals(status);
+    }
+
+    private static void attempt(DataSource ds, String tag, String producer, String key, String routing, String ik, Long rank,
+                                int version) {
+        retryLedger(() -> {
+            try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.produce_attempt"
+                    + " (tag, producer, message_key, routing_key, idempotency_key, compaction_rank, schema_version, status)"
+                    + " VALUES (?, ?, ?, ?, ?, ?, ?, 'attempt') ON CONFLICT (tag) DO NOTHING")) {
+                ps.setString(1, tag);
+                ps.setString(2, producer);
+                ps.setString(3, key);
+                ps.setString(4, routing);
+                ps.setString(5, ik);
+                ps.setObject(6, rank);
+                ps.setInt(7, version);
+                ps.executeUpdate();
+            }
+        });
+    }
+
+    private static void finish(DataSource ds, String tag, String status, Long id, String error) {
+        retryLedger(() -> {
+            try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("UPDATE sluice_lab.produce_attempt"
+                    + " SET status = ?, message_id = ?, error = ?, finished_at = clock_timestamp() WHERE tag = ?")) {
+                ps.setString(1, status);
+                ps.setObject(2, id);
+                ps.setString(3, error == null ? null : error.substring(0, Math.min(500, error.length())));
+                ps.setString(4, tag);
+                ps.executeUpdate();
+            }
+        });
+    }
+
+    /** The long-transaction fault: the message and its ledger row commit (or roll back) together, late. */
+    private static void longTransaction(DataSource ds, Producer<String> p, String producer, String tag, String payload,
+                                        String key, String routing, long holdMs, boolean rollback) {
+        try (Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            Produced produced = p.produceInTransaction(c, payload, ProduceOptions.builder().messageKey(key).routingKey(routing).build());
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.produce_attempt (tag, producer, message_key,"
+                    + " routing_key, schema_version, status, message_id, finished_at) VALUES (?, ?, ?, ?, 1, 'committed', ?, clock_timestamp())")) {
+                ps.setString(1, tag);
+                ps.setString(2, producer);
+                ps.setString(3, key);
+                ps.setString(4, routing);
+                ps.setLong(5, produced.id());
+                ps.executeUpdate();
+            }
+            Thread.sleep(holdMs);
+            if (rollback) {
+                c.rollback();
+            } else {
+                c.commit();
+            }
+        } catch (SQLException | RuntimeException e) {
+            // The transaction died (backend terminated, server restarted): neither message nor ledger row exists.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private interface LedgerWrite {
+        void run() throws SQLException;
+    }
+
+    /** Ledger writes survive backend terminations and restarts by retrying. */
+    private static void retryLedger(LedgerWrite write) {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                write.run();
+                return;
+            } catch (SQLException e) {
+                if (attempt > 200) {
+                    throw new IllegalStateException("ledger unavailable", e);
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ consumer
+
+    private static void consume(Sluice sluice, DataSource ds, String instance, double failureRate, double hangRate,
+                                long leaseMs) throws InterruptedException {
+        ConsumeOptions options = ConsumeOptions.defaults().withLeaseTimeout(Duration.ofMillis(leaseMs))
+                .withPollInterval(Duration.ofMillis(200)).withIdleCheck(Duration.ofSeconds(2)).withBatchSize(20)
+                .withConcurrency(4).withShutdownTimeout(Duration.ofSeconds(5));
+        List<Consumption> running = new ArrayList<>();
+        for (String group : LabGroups.ALL) {
+            running.add(sluice.stream(Ledger.STREAM, String.class).consumerGroup(group)
+                    .consume(m -> handle(ds, instance, group, m, failureRate, hangRate, leaseMs), options));
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> running.forEach(Consumption::close)));
+        Thread.currentThread().join(); // until the orchestrator stops (SIGTERM) or kills (SIGKILL) us
+    }
+
+    private static Outcome handle(DataSource ds, String instance, String group, Message<String> m, double failureRate,
+                                  double hangRate, long leaseMs) throws Exception {
+        String tag = tagOf(m.payload());
+        call(ds, group, instance, m, tag, "start", null);
+        int bucket = Math.floorMod((tag + "/" + group).hashCode(), 10_000);
+        if (m.attempt() == 1 && bucket < hangRate * 10_000) {
+            Thread.sleep(2 * leaseMs); // hangs past the lease: renewal must keep it, nothing redelivered meanwhile
+        }
+        if (bucket >= 9_990 - failureRate * 100) {
+            call(ds, group, instance, m, tag, "end", "terminal");
+            return Outcome.terminal("lab: permanent failure");
+        }
+        if (m.attempt() == 1 && bucket >= 5_000 && bucket < 5_000 + failureRate * 10_000) {
+            call(ds, group, instance, m, tag, "end", "failed");
+            throw new IllegalStateException("lab: transient failure");
+        }
+        call(ds, group, instance, m, tag, "end", "success");
+        return Outcome.success();
+    }
+
+    static String tagOf(String payload) {
+        int i = payload.indexOf("\"tag\": \"");
+        if (i < 0) {
+            return null;
+        }
+        int from = i + 8;
+        return payload.substring(from, payload.indexOf('"', from));
+    }
+
+    private static void call(DataSource ds, String group, String instance, Message<String> m, String tag, String phase,
+                             String outcome) throws SQLException {
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.handler_call"
+                + " (group_name, instance, message_id, tag, attempt, phase, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+            ps.setString(1, group);
+            ps.setString(2, instance);
+            ps.setLong(3, m.id());
+            ps.setString(4, tag);
+            ps.setInt(5, m.attempt());
+            ps.setString(6, phase);
+            ps.setString(7, outcome);
+            ps.executeUpdate();
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package dev.sluice.bench.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.ProduceOptions;
+import dev.sluice.Sluice;
+import dev.sluice.embedded.EmbeddedPostgresServer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The lab end to end (separate OS processes, real faults) and sabotage proving the checker can fail.
+ * The first test is the CI smoke: every fault on — SIGKILLs, backend terminations, a PostgreSQL restart.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class LabTest {
+    static EmbeddedPostgresServer pg;
+
+    @BeforeAll
+    static void start() {
+        pg = EmbeddedPostgresServer.startTemporary();
+    }
+
+    @AfterAll
+    static void stop() {
+        pg.close();
+    }
+
+    @Test
+    @Order(1)
+    void ciSmokeWithEveryFaultPasses() throws Exception {
+        Lab.Result r = new Lab(LabOptions.smoke(), System.out::println).run();
+        System.out.println("lab smoke: " + r.summary(LabOptions.smoke()));
+        assertThat(r.verdict()).as(r.reason()).isEqualTo("pass");
+        assertThat(r.check().lost()).isZero();
+        assertThat(r.check().unexpected()).isZero();
+        assertThat(r.check().unbucketed()).isZero();
+        assertThat(r.check().orderViolations()).isZero();
+        assertThat(r.faultsFired()).containsKeys("kill", "terminate", "restart");
+        assertThat(r.check().produced()).isGreaterThan(500);
+        // Every bucket of the design shows up: skips are classified, not lost.
+        assertThat(r.check().buckets().get(LabGroups.ROUTED)).containsKeys("delivered", "filtered");
+        assertThat(r.check().buckets().get(LabGroups.PARALLEL)).containsKeys("delivered", "other_version");
+        for (Double seconds : r.redeliverySeconds().values()) {
+            if (seconds != null) {
+                assertThat(seconds).as("redelivery after a kill").isLessThan(LabOptions.smoke().leaseTimeout().toSeconds() + 5.0);
+            }
+        }
+    }
+
+    /** A quiet run against the shared server, then sabotage of its data. */
+    @Test
+    @Order(2)
+    void sabotageFlipsTheVerdictToFail() throws Exception {
+        LabOptions quiet = new LabOptions(pg.jdbcUrl(), Duration.ofSeconds(6), Duration.ofSeconds(60), 1, 2, 40, 0.05, 0,
+                Duration.ZERO, Duration.ZERO, Duration.ZERO, 0.05, Duration.ofSeconds(3), 11);
+        Lab.Result r = new Lab(quiet, System.out::println).run();
+        assertThat(r.verdict()).as(r.reason()).isEqualTo("pass");
+        long streamId;
+        try (Connection c = DriverManager.getConnection(pg.jdbcUrl())) {
+            streamId = scalar(c, "SELECT id FROM sluice_lab_data.stream_config WHERE name = 'lab.events'");
+            assertThat(Lab.failure(LabChecker.check(c, streamId))).isNull();
+
+            // 1. One delivered ledger row goes missing: that message is in no bucket.
+            long victim = scalar(c, "SELECT message_id FROM sluice_lab.handler_call WHERE group_name = 'parallel'"
+                    + " AND phase = 'end' AND outcome = 'success' GROUP BY message_id HAVING count(*) = 1 LIMIT 1");
+            try (Statement s = c.createStatement()) {
+                s.execute("BEGIN");
+                s.execute("DELETE FROM sluice_lab.handler_call WHERE group_name = 'parallel' AND message_id = " + victim
+                        + " AND outcome = 'success'");
+                LabChecker.Check broken = LabChecker.check(c, streamId);
+                assertThat(broken.lost()).isEqualTo(1);
+                assertThat(Lab.failure(broken)).isNotNull();
+                s.execute("ROLLBACK");
+            }
+
+            // 2. One committed message disappears from the log.
+            try (Statement s = c.createStatement()) {
+                s.execute("BEGIN");
+                s.execute("DELETE FROM sluice_lab_data.message_log_" + streamId + " WHERE id = (SELECT message_id FROM"
+                        + " sluice_lab.produce_attempt WHERE status = 'committed' LIMIT 1)");
+                LabChecker.Check broken = LabChecker.check(c, streamId);
+                assertThat(broken.committedMissing()).isEqualTo(1);
+                assertThat(Lab.failure(broken)).isNotNull();
+                s.execute("ROLLBACK");
+            }
+            assertThat(Lab.failure(LabChecker.check(c, streamId))).isNull();
+        }
+
+        // 3. A cursor advanced past a message nobody resolved (produced while no consumer runs).
+        org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+        ds.setUrl(pg.jdbcUrl());
+        long id;
+        try (Sluice sluice = Sluice.builder().dataSource(ds).schema(Ledger.SLUICE_SCHEMA).build();
+             Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            id = sluice.stream(Ledger.STREAM, String.class).producer()
+                    .produceInTransaction(c, "{\"tag\": \"sabotage-1\", \"n\": 1}", ProduceOptions.NONE).id();
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.produce_attempt (tag, producer, schema_version,"
+                    + " status, message_id) VALUES ('sabotage-1', 'test', 1, 'committed', ?)")) {
+                ps.setLong(1, id);
+                ps.executeUpdate();
+            }
+            c.commit();
+        }
+        try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+            s.execute("UPDATE sluice_lab_data.consumer_group_cursor_" + streamId + " SET claimed = " + id + ", committed = " + id
+                    + ", settled_head = " + id + " WHERE consumer_group_id = (SELECT id FROM sluice_lab_data.consumer_group_config"
+                    + " WHERE name = 'parallel')");
+            LabChecker.Check broken = LabChecker.check(c, streamId);
+            assertThat(broken.buckets().get(LabGroups.PARALLEL)).containsEntry("unbucketed", 1L);
+            assertThat(Lab.failure(broken)).isNotNull();
+        }
+    }
+
+    private static long scalar(Connection c, String sql) throws Exception {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
