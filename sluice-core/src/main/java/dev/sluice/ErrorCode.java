@@ -26,23 +26,23 @@ public enum ErrorCode {
                     + "a negative or zero TTL, or a payload limit over 64 MiB).",
             "Correct the value named in the message; every option's range is in docs/streams.md."),
     PAYLOAD_TOO_LARGE(4, Category.INVALID_INPUT, false,
-            "The payload is larger than the stream allows.",
-            "The serialized payload exceeds the stream's max_payload_bytes (default 1 MiB). It was rejected before "
-                    + "any round trip; nothing was written.",
+            "The payload is larger than the stream or queue allows.",
+            "The serialized payload exceeds the stream's max_payload_bytes or the queue's maxPayloadBytes (default 1 MiB). "
+                    + "It was rejected before any round trip; nothing was written.",
             "Send a smaller payload (store large blobs elsewhere and produce a reference), or raise maxPayloadBytes "
-                    + "on the stream (at most 64 MiB)."),
+                    + "on the stream or in the QueueOptions (at most 64 MiB)."),
     INVALID_KEY(5, Category.INVALID_INPUT, false,
-            "A message, routing or idempotency key is not valid.",
+            "A message, routing, idempotency or unique key is not valid.",
             "Keys must be 1 to 256 characters and must not contain the NUL character. Nothing was written.",
             "Shorten the key (hash long natural keys) or drop the option."),
     INVALID_HEADERS(6, Category.INVALID_INPUT, false,
-            "The message headers are not valid.",
+            "The message or job headers are not valid.",
             "Headers are a small string map: at most 64 entries, names 1 to 128 characters, no NUL characters, "
                     + "at most 8 KiB in total. Nothing was written.",
             "Move large or binary metadata into the payload; keep headers for trace context and routing hints."),
     NULL_PAYLOAD(7, Category.INVALID_INPUT, false,
             "The payload is null.",
-            "Every message needs a payload; null is rejected before any round trip.",
+            "Every message and job needs a payload; null is rejected before any round trip.",
             "Pass a payload (an empty byte array or an empty JSON object if the message is only a signal)."),
     PAYLOAD_NOT_SERIALIZABLE(8, Category.INVALID_INPUT, false,
             "The payload could not be serialized.",
@@ -57,6 +57,18 @@ public enum ErrorCode {
             "Binding patterns are 1 to 256 characters without whitespace or control characters ('*' matches any run, "
                     + "'?' one character); at most 100 per group. Nothing was changed.",
             "Correct the pattern, for example 'orders.*' or 'eu.orders.?reated'."),
+    INVALID_QUEUE_OPTIONS(11, Category.INVALID_INPUT, false,
+            "A queue, enqueue or worker option is not valid.",
+            "A QueueOptions, EnqueueOptions or WorkOptions value is out of range (for example a zero visibility timeout, "
+                    + "a negative delay, a priority outside -1000..1000, or expiresAt not after runAt), a claim or page size "
+                    + "is out of range, a page cursor is foreign, or enqueueInTransaction got an auto-commit connection. "
+                    + "It was rejected before any round trip; nothing was written.",
+            "Correct the value named in the message; every option's range and default is in docs/queues.md."),
+    INVALID_LOCK_OPTIONS(12, Category.INVALID_INPUT, false,
+            "A lock or leader-election option is not valid.",
+            "A lock TTL must be positive and at most 30 days; a leader-election TTL must be at least 300 ms (it is "
+                    + "renewed every third of it). It was rejected before any round trip; nothing was changed.",
+            "Pass a TTL in range, for example Duration.ofSeconds(30); see docs/locks.md."),
 
     // 01xx: catalog state
     STREAM_NOT_FOUND(100, Category.NOT_FOUND, false,
@@ -175,7 +187,21 @@ public enum ErrorCode {
     UNKNOWN_ERROR_CODE(401, Category.INVALID_INPUT, false,
             "No such error code.",
             "'sluice explain' was given a code that is not in the catalogue.",
-            "Codes look like SLU-0100; see docs/errors.md for the full list.");
+            "Codes look like SLU-0100; see docs/errors.md for the full list."),
+
+    // 05xx: job queues and locks
+    UNIQUE_KEY_TAKEN(500, Category.CONFLICT, false,
+            "A live job already holds the unique key.",
+            "Reviving a dead job would make a second live job with its (queue, unique key), which the queue never allows. "
+                    + "Nothing was changed. (Enqueueing a duplicate is not an error: it returns the live job's id.)",
+            "Wait until the live job with that key is acked or dead, or purge the dead job instead of reviving it."),
+    PAYLOAD_NOT_DECODABLE(501, Category.INVALID_INPUT, false,
+            "A stored job payload does not decode into the payload type.",
+            "The bytes stored with the job cannot be read by the queue handle's serde (for example a JSON document that "
+                    + "does not match the class, or a job enqueued by another application version). Workers move such "
+                    + "jobs to the dead jobs at once (reason discarded), since retrying cannot help.",
+            "Take the queue with a payload type that matches what producers enqueue (or byte[] to read the raw bytes), "
+                    + "then revive the dead jobs.");
 
     /** Broad families of errors, for callers that branch on kind rather than code. */
     public enum Category { INVALID_INPUT, NOT_FOUND, CONFLICT, PERMISSION, MIGRATION, STORAGE, ENVIRONMENT }

@@ -40,6 +40,10 @@ public final class Sluice implements AutoCloseable {
     private final java.util.Set<AutoCloseable> resources = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile java.util.concurrent.ExecutorService maintenance;
     private volatile boolean closed;
+    private final dev.sluice.internal.queue.JobStore jobStore;
+    private final dev.sluice.internal.lock.LockStore lockStore;
+    /** Set once the control plane was found current; queues and locks check it before their first statement. */
+    private volatile boolean controlPlaneChecked;
 
     private Sluice(Builder b) {
         this.schema = b.schema;
@@ -52,6 +56,8 @@ public final class Sluice implements AutoCloseable {
         this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
         this.migrationAdmin = new MigrationAdmin(db, schema, migrator);
         this.groupCatalog = new dev.sluice.internal.consume.GroupCatalog(db, streamCatalog, schema, clientId);
+        this.jobStore = new dev.sluice.internal.queue.JobStore(db, schema);
+        this.lockStore = new dev.sluice.internal.lock.LockStore(db, schema);
     }
 
     /** A builder for a client. */
@@ -94,6 +100,50 @@ public final class Sluice implements AutoCloseable {
         return new Stream<>(this, name, Objects.requireNonNull(payloadType, "payloadType"));
     }
 
+    /** An untyped job queue handle whose payloads are raw bytes (no I/O, cannot fail); see {@link Queue}. */
+    public Queue<byte[]> queue(String name) {
+        return new Queue<>(this, name, byte[].class, QueueOptions.defaults());
+    }
+
+    /** A typed job queue handle with the default {@link QueueOptions} (no I/O, cannot fail). */
+    public <T> Queue<T> queue(String name, Class<T> payloadType) {
+        return queue(name, payloadType, QueueOptions.defaults());
+    }
+
+    /** A typed job queue handle that stamps {@code options} on the jobs it enqueues (no I/O, cannot fail). */
+    public <T> Queue<T> queue(String name, Class<T> payloadType, QueueOptions options) {
+        return new Queue<>(this, name, Objects.requireNonNull(payloadType, "payloadType"),
+                Objects.requireNonNull(options, "options"));
+    }
+
+    /** A handle on a named TTL lock (no I/O, cannot fail); see {@link Lock}. */
+    public Lock lock(String name) {
+        return new Lock(this, name);
+    }
+
+    /**
+     * Starts contending for leadership on the lock {@code name} (non-blocking); see {@link Leadership}.
+     * Close it (or the client) to step down and release the lock.
+     *
+     * @param ttl the lock's TTL: renewed every third of it while leading; a crashed leader is replaced
+     *            within about one TTL (at least 300 ms)
+     * @throws SluiceException {@link ErrorCode#INVALID_NAME}, {@link ErrorCode#INVALID_LOCK_OPTIONS} before any
+     *                         round trip; {@link ErrorCode#SYSTEM_NOT_REGISTERED} without a control plane
+     */
+    public Leadership leader(String name, java.time.Duration ttl, LeaderListener listener) {
+        Names.validate("lock", name);
+        Objects.requireNonNull(ttl, "ttl");
+        Objects.requireNonNull(listener, "listener");
+        java.util.concurrent.atomic.AtomicReference<Leadership> self = new java.util.concurrent.atomic.AtomicReference<>();
+        dev.sluice.internal.lock.LeaderElection election = new dev.sluice.internal.lock.LeaderElection(lockStore, name,
+                clientId, ttl, listener, () -> untrack(self.get()));
+        self.set(election);
+        requireControlPlane();
+        track(election);
+        election.start();
+        return election;
+    }
+
     /** Every stream of the schema, by name; empty when the control plane is not installed. */
     public List<StreamInfo> streams() {
         return streamCatalog.list();
@@ -120,6 +170,28 @@ public final class Sluice implements AutoCloseable {
         return groupCatalog;
     }
 
+    dev.sluice.internal.queue.JobStore jobStore() {
+        return jobStore;
+    }
+
+    dev.sluice.internal.lock.LockStore lockStore() {
+        return lockStore;
+    }
+
+    /**
+     * Checks once per client that the control plane is installed and current (queues and locks need no
+     * registration of their own, but their tables live there).
+     */
+    void requireControlPlane() {
+        if (!controlPlaneChecked) {
+            if (systemCatalog.get().isEmpty()) {
+                throw new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED, "schema '" + schema
+                        + "' has no Sluice control plane (queues and locks live there)");
+            }
+            controlPlaneChecked = true;
+        }
+    }
+
     /** The client's session connection (LISTEN wake-ups, presence locks), started on first use. */
     dev.sluice.internal.notify.ClientSession session() {
         dev.sluice.internal.notify.ClientSession s = session;
@@ -135,7 +207,7 @@ public final class Sluice implements AutoCloseable {
         return s;
     }
 
-    /** Registers something the client must close (producers, consumers); refused once closed. */
+    /** Registers something the client must close (producers, consumers, workers, leaderships); refused once closed. */
     void track(AutoCloseable resource) {
         if (closed) {
             throw new SluiceException(ErrorCode.PRODUCER_CLOSED, "the Sluice client is closed");
@@ -167,8 +239,8 @@ public final class Sluice implements AutoCloseable {
     }
 
     /**
-     * Closes every producer (flushing queued messages) and stops background work. The caller's
-     * DataSource is not closed.
+     * Closes every producer (flushing queued messages), consumption, queue worker (draining it) and
+     * leadership (releasing its lock), and stops background work. The caller's DataSource is not closed.
      */
     @Override
     public void close() {

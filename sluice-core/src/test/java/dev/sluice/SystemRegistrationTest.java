@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Test;
 
 @SluiceTest
 class SystemRegistrationTest {
-    static final List<String> CONTROL_PLANE = List.of("consumer_group_config", "migration_log", "schedule_config",
-            "schedule_cursor", "stream_config", "stream_config_log", "stream_reader_offset", "system_config", "worker_config",
-            "worker_config_log", "worker_instance", "worker_instance_log");
+    static final List<String> CONTROL_PLANE = List.of("consumer_group_config", "job", "job_dead", "lock", "migration_log",
+            "schedule_config", "schedule_cursor", "stream_config", "stream_config_log", "stream_reader_offset", "system_config",
+            "worker_config", "worker_config_log", "worker_instance", "worker_instance_log");
 
     private static Sluice client(TestDatabase db, String schema) {
         return Sluice.builder().dataSource(db.dataSource()).schema(schema).build();

@@ -52,13 +52,14 @@ class PartitionsAheadTest {
             assertThat(new Rows(db).count(id)).isEqualTo(300);
             long maxId = ids.stream().mapToLong(Long::longValue).max().orElseThrow();
             assertThat(cat.partitions("message_log_" + id).size()).isGreaterThanOrEqualTo((int) (maxId / 10) + 1);
-            // Partitions are contiguous from 0: no holes.
+            // Partitions are contiguous from 0, with the bounds partition_size apart: no holes, no overlaps.
+            // (One catalog read: the background keeper may add more partitions at any moment.)
             List<String> parts = cat.partitions("message_log_" + id);
+            Set<String> expected = new HashSet<>();
             for (int k = 0; k < parts.size(); k++) {
-                assertThat(parts).anySatisfy(s -> assertThat(s).startsWith("message_log_" + id + "_"));
+                expected.add("message_log_" + id + "_" + k + " FOR VALUES FROM ('" + (k * 10) + "') TO ('" + ((k + 1) * 10) + "')");
             }
-            assertThat(new Rows(db).scalar("SELECT count(*) FROM pg_inherits WHERE inhparent = '\"" + db.schema()
-                    + "\".message_log_" + id + "'::regclass")).isEqualTo(parts.size());
+            assertThat(parts).containsExactlyInAnyOrderElementsOf(expected);
         }
     }
 }

@@ -96,7 +96,10 @@ public final class GroupConsumer<T> implements Consumption {
     private volatile Bindings bindings;
     private volatile long bindingsValidThrough;
     private volatile long lastWarn;
-    /** Test hook: a holder that stopped renewing (a long GC pause, a network partition). */
+    /**
+     * Test hook: a frozen holder (a long GC pause, a network partition) — it neither renews nor
+     * claims, while its handlers keep running.
+     */
     volatile boolean renewalSuspended;
 
     private final LongAdder delivered = new LongAdder();
@@ -175,7 +178,9 @@ public final class GroupConsumer<T> implements Consumption {
         while (running) {
             try {
                 long waitNanos;
-                if (outstanding.get() < o.concurrency() + o.batchSize()) {
+                if (renewalSuspended) {
+                    waitNanos = TimeUnit.MILLISECONDS.toNanos(100);
+                } else if (outstanding.get() < o.concurrency() + o.batchSize()) {
                     waitNanos = pollOnce();
                 } else {
                     waitNanos = TimeUnit.MILLISECONDS.toNanos(500); // full: a finishing handler wakes us

@@ -18,9 +18,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The one dedicated connection of a client: it LISTENs on the schema's channel and fans
- * notifications (payload = stream id) out to waiting consumers, and it holds the presence locks of
- * live consumptions. It reconnects by itself; after a reconnect it re-takes the presence locks and
- * wakes every waiter once (a notification may have been missed meanwhile).
+ * notifications out to waiting consumers (payload = stream id) and queue workers (payload = a string
+ * key such as {@code q:<queue>}), and it holds the presence locks of live consumptions. It reconnects
+ * by itself; after a reconnect it re-takes the presence locks and wakes every waiter once (a
+ * notification may have been missed meanwhile).
  */
 public final class ClientSession implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ClientSession.class);
@@ -28,6 +29,8 @@ public final class ClientSession implements AutoCloseable {
     private final DataSource dataSource;
     private final String channel;
     private final Map<Long, Set<Runnable>> waiters = new ConcurrentHashMap<>();
+    /** Waiters on non-numeric payloads (job queues notify {@code q:<queue>}); stream ids stay numeric. */
+    private final Map<String, Set<Runnable>> keyWaiters = new ConcurrentHashMap<>();
     private final Map<String, Integer> presence = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Request> requests = new ConcurrentLinkedQueue<>();
     private final Thread thread;
@@ -56,6 +59,20 @@ public final class ClientSession implements AutoCloseable {
         waiters.computeIfAbsent(streamId, k -> new CopyOnWriteArraySet<>()).add(wake);
         return () -> {
             Set<Runnable> set = waiters.get(streamId);
+            if (set != null) {
+                set.remove(wake);
+            }
+        };
+    }
+
+    /**
+     * Calls {@code wake} on every notification whose payload is exactly {@code key} (and after reconnects)
+     * until the returned handle is closed. Keys must not be numeric: numbers are stream ids.
+     */
+    public AutoCloseable onWake(String key, Runnable wake) {
+        keyWaiters.computeIfAbsent(key, k -> new CopyOnWriteArraySet<>()).add(wake);
+        return () -> {
+            Set<Runnable> set = keyWaiters.get(key);
             if (set != null) {
                 set.remove(wake);
             }
@@ -155,18 +172,21 @@ public final class ClientSession implements AutoCloseable {
     }
 
     private void dispatch(String payload) {
+        Set<Runnable> set;
         try {
-            Set<Runnable> set = waiters.get(Long.parseLong(payload));
-            if (set != null) {
-                set.forEach(Runnable::run);
-            }
+            set = waiters.get(Long.parseLong(payload));
         } catch (NumberFormatException e) {
-            // Not ours (someone else notifying on the channel): ignore.
+            // Not a stream id: a keyed waiter's, or not ours (someone else notifying on the channel).
+            set = keyWaiters.get(payload);
+        }
+        if (set != null) {
+            set.forEach(Runnable::run);
         }
     }
 
     private void wakeAll() {
         waiters.values().forEach(set -> set.forEach(Runnable::run));
+        keyWaiters.values().forEach(set -> set.forEach(Runnable::run));
     }
 
     @Override

@@ -1,0 +1,277 @@
+package dev.sluice;
+
+import dev.sluice.internal.catalog.Names;
+import dev.sluice.internal.queue.ClaimedJob;
+import dev.sluice.internal.queue.EncodedJob;
+import dev.sluice.internal.queue.JobEncoder;
+import dev.sluice.internal.queue.JobStore;
+import dev.sluice.internal.queue.QueueWorker;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A handle on a job queue ({@code sluice.queue(name, type)}). Queues are rows, not tables: a queue
+ * exists as long as it has jobs and needs no registration (the control plane must be installed, see
+ * {@link SluiceSystem#register()}). Creating a handle does no I/O and cannot fail; the name is checked
+ * by the operations, before any round trip.
+ *
+ * <p>The handle's {@link QueueOptions} are stamped on every job it enqueues; claims, failures and the
+ * rescuer read them from the job's row.
+ *
+ * <pre>{@code
+ * Queue<Email> emails = sluice.queue("emails", Email.class);
+ * long id = emails.enqueue(new Email("ada@example.com", "Welcome"));
+ * try (Worker w = emails.work(job -> send(job.payload()), WorkOptions.defaults())) {
+ *     ...
+ * }
+ * }</pre>
+ *
+ * @param <T> the payload type ({@code byte[]} for the untyped form)
+ */
+public final class Queue<T> {
+    private static final int MAX_BATCH = 10_000;
+    private static final int MAX_CLAIM = 1_000;
+    private static final int MAX_PAGE = 1_000;
+
+    private final Sluice sluice;
+    private final String name;
+    private final Class<T> payloadType;
+    private final QueueOptions options;
+    private final Serde<T> serde;
+    private final JobEncoder<T> encoder;
+
+    Queue(Sluice sluice, String name, Class<T> payloadType, QueueOptions options) {
+        this.sluice = sluice;
+        this.name = name;
+        this.payloadType = payloadType;
+        this.options = options;
+        this.serde = Serde.forType(payloadType);
+        this.encoder = new JobEncoder<>(serde, options);
+    }
+
+    /** The queue's name as given to the handle. */
+    public String name() {
+        return name;
+    }
+
+    /** The payload type of this handle. */
+    public Class<T> payloadType() {
+        return payloadType;
+    }
+
+    /** The options this handle stamps on the jobs it enqueues. */
+    public QueueOptions options() {
+        return options;
+    }
+
+    /** A handle on the same queue that stamps other options on the jobs it enqueues (no I/O). */
+    public Queue<T> withOptions(QueueOptions options) {
+        return new Queue<>(sluice, name, payloadType, Objects.requireNonNull(options, "options"));
+    }
+
+    private JobStore store() {
+        Names.validate("queue", name);
+        sluice.requireControlPlane();
+        return sluice.jobStore();
+    }
+
+    /** Enqueues one job without options; see {@link #enqueue(Object, EnqueueOptions)}. */
+    public long enqueue(T payload) {
+        return enqueue(payload, EnqueueOptions.NONE);
+    }
+
+    /**
+     * Enqueues one job in a transaction of its own and wakes idle workers of the queue.
+     *
+     * @return the job's id; for a {@code uniqueKey} that a live job of the queue already holds, that job's
+     *         id (nothing is written)
+     * @throws SluiceException before any round trip: {@link ErrorCode#INVALID_NAME},
+     *                         {@link ErrorCode#NULL_PAYLOAD}, {@link ErrorCode#PAYLOAD_NOT_SERIALIZABLE},
+     *                         {@link ErrorCode#PAYLOAD_TOO_LARGE}, {@link ErrorCode#INVALID_QUEUE_OPTIONS},
+     *                         {@link ErrorCode#INVALID_KEY}, {@link ErrorCode#INVALID_HEADERS}
+     */
+    public long enqueue(T payload, EnqueueOptions options) {
+        EncodedJob job = encoder.encode(payload, options);
+        return store().enqueue(name, List.of(job)).get(0);
+    }
+
+    /**
+     * Enqueues all jobs in one transaction: all are written or none. Ids are in input order; repeated or
+     * live unique keys resolve to one id. Every job is checked before the round trip.
+     */
+    public List<Long> enqueueBatch(List<NewJob<T>> jobs) {
+        Objects.requireNonNull(jobs, "jobs");
+        if (jobs.size() > MAX_BATCH) {
+            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "a batch holds at most " + MAX_BATCH + " jobs (got "
+                    + jobs.size() + ")");
+        }
+        List<EncodedJob> encoded = new ArrayList<>(jobs.size());
+        for (NewJob<T> j : jobs) {
+            Objects.requireNonNull(j, "jobs must not contain null");
+            encoded.add(encoder.encode(j.payload(), j.options()));
+        }
+        if (encoded.isEmpty()) {
+            Names.validate("queue", name);
+            return List.of();
+        }
+        return store().enqueue(name, encoded);
+    }
+
+    /**
+     * Enqueues inside the caller's open transaction (auto-commit off): the job exists, and idle workers are
+     * woken, if and only if the caller commits. Never commits, never retries. A unique key held by a job
+     * the caller's transaction cannot see yet makes the insert wait for that transaction to end.
+     *
+     * @throws SluiceException {@link ErrorCode#INVALID_QUEUE_OPTIONS} for an auto-commit connection (nothing
+     *                         written), and the checks of {@link #enqueue(Object, EnqueueOptions)}
+     */
+    public long enqueueInTransaction(Connection connection, T payload, EnqueueOptions options) {
+        Objects.requireNonNull(connection, "connection");
+        EncodedJob job = encoder.encode(payload, options);
+        try {
+            if (connection.getAutoCommit()) {
+                throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS,
+                        "enqueueInTransaction needs a connection in a transaction (auto-commit off)");
+            }
+        } catch (SQLException e) {
+            throw dev.sluice.internal.jdbc.SqlErrors.map(e, "enqueue to queue '" + name + "'");
+        }
+        return store().enqueueOn(connection, name, List.of(job)).get(0);
+    }
+
+    /**
+     * Claims up to {@code n} jobs that are due now, in the order {@code priority DESC, run_at, id}, skipping
+     * jobs other workers are claiming ({@code FOR UPDATE SKIP LOCKED}). Each becomes processing until now +
+     * its visibility timeout under a fresh claim token, with its attempt counted. The claim is its own short
+     * transaction — never part of a business transaction. Resolve each handle (ack, retry, fail, discard)
+     * and {@link JobHandle#heartbeat()} it while working longer than the visibility timeout.
+     *
+     * @param n at most this many jobs (1 to 1000)
+     * @return the claimed jobs in claim order (fewer than {@code n}, or none, when fewer are due)
+     */
+    public List<JobHandle<T>> claim(int n) {
+        if (n < 1 || n > MAX_CLAIM) {
+            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "claim takes 1 to " + MAX_CLAIM + " jobs (got " + n + ")");
+        }
+        JobStore store = store();
+        List<JobHandle<T>> out = new ArrayList<>();
+        for (JobStore.Claimed c : store.claim(name, n, sluice.clientId())) {
+            out.add(new ClaimedJob<>(store, c, serde));
+        }
+        return out;
+    }
+
+    /** Starts a worker with the default options; see {@link #work(JobHandler, WorkOptions)}. */
+    public Worker work(JobHandler<T> handler) {
+        return work(handler, WorkOptions.defaults());
+    }
+
+    /**
+     * Starts a worker (non-blocking): it claims as many jobs as it has free slots, runs the handler on
+     * them, heartbeats each claim every third of its visibility timeout, acks on return and fails on an
+     * exception. It sleeps while the queue is idle and wakes on enqueue (LISTEN/NOTIFY on the client's
+     * session connection), when the next delayed job is due, or at the fallback poll. It also runs the
+     * maintenance tick ({@link #maintain()}) every {@link WorkOptions#maintenanceInterval()}. Close it (or
+     * the client) to drain.
+     */
+    public Worker work(JobHandler<T> handler, WorkOptions options) {
+        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(options, "options");
+        JobStore store = store();
+        java.util.concurrent.atomic.AtomicReference<Worker> self = new java.util.concurrent.atomic.AtomicReference<>();
+        QueueWorker<T> w = new QueueWorker<>(store, name, serde, handler, options, this.options.visibilityTimeout(),
+                options.wakeups() ? sluice.session() : null, sluice.clientId(), () -> sluice.untrack(self.get()));
+        self.set(w);
+        try {
+            sluice.track(w);
+        } catch (SluiceException e) {
+            w.close();
+            throw e;
+        }
+        w.start();
+        return w;
+    }
+
+    /**
+     * Runs one maintenance tick over <b>every queue of the schema</b> (jobs carry their own stamped options,
+     * and a queue nobody works on must still have its expired jobs moved): expired claims go back to pending
+     * after the backoff (or to the dead jobs when it was their last attempt), unclaimed jobs past their
+     * {@code expiresAt} go to the dead jobs, and dead jobs past their retention are deleted — each in bounded
+     * batches with {@code SKIP LOCKED}, so any number of processes may run it at once. Workers run it by
+     * themselves.
+     */
+    public QueueMaintenanceReport maintain() {
+        return store().maintain();
+    }
+
+    /** The live job with this id in this queue, or empty. */
+    public Optional<JobInfo> job(long id) {
+        return store().listing().job(name, id);
+    }
+
+    /**
+     * Live jobs of one state, a page at a time: pending jobs in claim order ({@code priority DESC, run_at,
+     * id}), processing jobs by claim expiry. Pass the previous page's {@code next} (or null).
+     *
+     * @param limit 1 to 1000
+     */
+    public Page<JobInfo> jobs(JobState state, String cursor, int limit) {
+        Objects.requireNonNull(state, "state");
+        checkLimit(limit);
+        return store().listing().jobs(name, state, cursor, limit);
+    }
+
+    /** Dead jobs of the queue in id order, a page at a time; pass the previous page's {@code next} (or null). */
+    public Page<DeadJob> dead(String cursor, int limit) {
+        checkLimit(limit);
+        return store().listing().dead(name, cursor, limit);
+    }
+
+    /**
+     * Moves a dead job of this queue back to pending under its id, due now, with its attempts reset
+     * (its stamped options are kept). Wakes idle workers.
+     *
+     * @return false when the queue has no dead job with this id
+     * @throws SluiceException {@link ErrorCode#UNIQUE_KEY_TAKEN} when a live job holds its unique key
+     *                         (nothing changed)
+     */
+    public boolean revive(long jobId) {
+        return store().revive(name, jobId);
+    }
+
+    /** Deletes every dead job of the queue; returns how many. */
+    public int purgeDead() {
+        return store().purgeDead(name, null);
+    }
+
+    /** Deletes these dead jobs of the queue (ids that are not dead jobs of this queue are ignored); returns how many. */
+    public int purgeDead(List<Long> jobIds) {
+        Objects.requireNonNull(jobIds, "jobIds");
+        if (jobIds.isEmpty()) {
+            Names.validate("queue", name);
+            return 0;
+        }
+        return store().purgeDead(name, jobIds);
+    }
+
+    /** Pending (and not-yet-due), processing and dead counts of the queue. */
+    public QueueStats stats() {
+        return store().listing().stats(name);
+    }
+
+    private static void checkLimit(int limit) {
+        if (limit < 1 || limit > MAX_PAGE) {
+            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "limit must be between 1 and " + MAX_PAGE
+                    + " (got " + limit + ")");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Queue[" + name + "]";
+    }
+}

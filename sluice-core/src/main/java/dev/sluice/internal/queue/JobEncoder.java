@@ -1,0 +1,122 @@
+package dev.sluice.internal.queue;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.EnqueueOptions;
+import dev.sluice.ErrorCode;
+import dev.sluice.QueueOptions;
+import dev.sluice.Serde;
+import dev.sluice.SluiceException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Validates and encodes one job before any round trip: payload present and within the queue's limit,
+ * unique key and headers within bounds, options consistent. Every rejection is a coded error and
+ * nothing is written. The limits on keys and headers are those of stream messages.
+ */
+public final class JobEncoder<T> {
+    static final int MAX_KEY_LENGTH = 256;
+    static final int MAX_HEADERS = 64;
+    static final int MAX_HEADER_NAME_LENGTH = 128;
+    static final int MAX_HEADERS_BYTES = 8192;
+    /** The longest delay accepted (beyond it a job would outlive any sensible deployment). */
+    static final Duration MAX_DELAY = Duration.ofDays(3650);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Serde<T> serde;
+    private final int maxPayloadBytes;
+    private final EncodedJob.Stamps stamps;
+
+    /** An encoder for one queue handle: its serde, its payload limit and the options it stamps. */
+    public JobEncoder(Serde<T> serde, QueueOptions options) {
+        this.serde = serde;
+        this.maxPayloadBytes = options.maxPayloadBytes();
+        this.stamps = new EncodedJob.Stamps(options.visibilityTimeout().toNanos(), options.maxAttempts(),
+                options.backoffBase().toNanos(), options.maxBackoff().toNanos(), options.deadLetterRetention().toNanos());
+    }
+
+    /** Encodes a job; {@code options} may be null (none). */
+    public EncodedJob encode(T payload, EnqueueOptions options) {
+        if (payload == null) {
+            throw new SluiceException(ErrorCode.NULL_PAYLOAD, "the job payload is null");
+        }
+        EnqueueOptions o = options == null ? EnqueueOptions.NONE : options;
+        if (o.priority() < EnqueueOptions.MIN_PRIORITY || o.priority() > EnqueueOptions.MAX_PRIORITY) {
+            throw invalid("priority must be between " + EnqueueOptions.MIN_PRIORITY + " and " + EnqueueOptions.MAX_PRIORITY
+                    + " (got " + o.priority() + ")");
+        }
+        if (o.delay() != null && (o.delay().isNegative() || o.delay().compareTo(MAX_DELAY) > 0)) {
+            throw invalid("delay must be between 0 and " + MAX_DELAY + " (got " + o.delay() + ")");
+        }
+        if (o.delay() == null && o.runAt() != null && o.expiresAt() != null && !o.expiresAt().isAfter(o.runAt())) {
+            throw invalid("expiresAt (" + o.expiresAt() + ") must be after runAt (" + o.runAt() + "): the job could never run");
+        }
+        checkKey(o.uniqueKey());
+        String headers = headersJson(o.headers());
+        byte[] bytes;
+        try {
+            bytes = serde.serialize(payload);
+        } catch (Exception e) {
+            throw new SluiceException(ErrorCode.PAYLOAD_NOT_SERIALIZABLE, "the job payload of type "
+                    + payload.getClass().getName() + " could not be serialized: " + e.getClass().getSimpleName(), e);
+        }
+        if (bytes == null) {
+            throw new SluiceException(ErrorCode.NULL_PAYLOAD, "the serde returned no bytes");
+        }
+        if (bytes.length > maxPayloadBytes) {
+            throw new SluiceException(ErrorCode.PAYLOAD_TOO_LARGE, "the job payload is " + bytes.length
+                    + " bytes; the queue accepts at most " + maxPayloadBytes);
+        }
+        // delay wins over runAt; keeping only one of them makes the rule visible in the statement.
+        return new EncodedJob(bytes, serde.contentType(), headers, o.priority(), o.delay(),
+                o.delay() == null ? o.runAt() : null, o.expiresAt(), o.uniqueKey(), stamps);
+    }
+
+    private static SluiceException invalid(String problem) {
+        return new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, problem);
+    }
+
+    private static void checkKey(String key) {
+        if (key == null) {
+            return;
+        }
+        if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+            throw new SluiceException(ErrorCode.INVALID_KEY, "unique key must be 1 to " + MAX_KEY_LENGTH
+                    + " characters (got " + key.length() + ")");
+        }
+        if (key.indexOf('\0') >= 0) {
+            throw new SluiceException(ErrorCode.INVALID_KEY, "unique key must not contain NUL characters");
+        }
+    }
+
+    private static String headersJson(Map<String, String> headers) {
+        if (headers.isEmpty()) {
+            return null;
+        }
+        if (headers.size() > MAX_HEADERS) {
+            throw new SluiceException(ErrorCode.INVALID_HEADERS, "at most " + MAX_HEADERS + " headers (got " + headers.size() + ")");
+        }
+        for (Map.Entry<String, String> h : headers.entrySet()) {
+            String name = h.getKey();
+            if (name == null || name.isEmpty() || name.length() > MAX_HEADER_NAME_LENGTH || name.indexOf('\0') >= 0) {
+                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header names must be 1 to "
+                        + MAX_HEADER_NAME_LENGTH + " characters without NUL");
+            }
+            if (h.getValue() == null || h.getValue().indexOf('\0') >= 0) {
+                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header '" + name + "' needs a value without NUL characters");
+            }
+        }
+        String json;
+        try {
+            json = JSON.writeValueAsString(headers);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        if (json.getBytes(StandardCharsets.UTF_8).length > MAX_HEADERS_BYTES) {
+            throw new SluiceException(ErrorCode.INVALID_HEADERS, "headers exceed " + MAX_HEADERS_BYTES + " bytes");
+        }
+        return json;
+    }
+}

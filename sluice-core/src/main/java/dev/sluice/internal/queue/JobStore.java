@@ -1,0 +1,439 @@
+package dev.sluice.internal.queue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.DeadReason;
+import dev.sluice.ErrorCode;
+import dev.sluice.QueueMaintenanceReport;
+import dev.sluice.SluiceException;
+import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.SqlErrors;
+import dev.sluice.internal.notify.Channels;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Runs the job-queue statements of one schema ({@link QueueSql}) that write: enqueue, claims and handle
+ * operations, maintenance, revive and purge. Operator reads are in {@link JobListing}. Stateless apart
+ * from the statement texts; one per client. SEMANTICS.md §5.
+ */
+public final class JobStore {
+    /** Rows one maintenance statement moves at most; a tick repeats full batches up to {@link #MAX_ROUNDS}. */
+    static final int MAINTENANCE_BATCH = 1_000;
+    static final int MAX_ROUNDS = 10;
+    /** Duplicate unique keys whose holder vanished between insert and read are re-inserted this often. */
+    private static final int UNIQUE_RETRIES = 5;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Db db;
+    private final QueueSql sql;
+    private final String channel;
+    private final JobListing listing;
+
+    /** The store of one installation schema (statement texts built here, once). */
+    public JobStore(Db db, String schema) {
+        this.db = db;
+        this.sql = new QueueSql(schema);
+        this.channel = Channels.forSchema(schema);
+        this.listing = new JobListing(db, sql);
+    }
+
+    /** The operator reads of the same schema: one job, pages of jobs and dead jobs, counts. */
+    public JobListing listing() {
+        return listing;
+    }
+
+    /** The notification payload that wakes the workers of {@code queue}. */
+    public static String wakeKey(String queue) {
+        return QueueSql.WAKE_PREFIX + queue;
+    }
+
+    // ------------------------------------------------------------------ enqueue
+
+    /** Enqueues in a transaction of our own (replayed on transient conflicts). */
+    public List<Long> enqueue(String queue, List<EncodedJob> jobs) {
+        return db.transaction("enqueue to queue '" + queue + "'", c -> insert(c, queue, jobs));
+    }
+
+    /** Enqueues on the caller's connection and transaction; never commits. */
+    public List<Long> enqueueOn(Connection c, String queue, List<EncodedJob> jobs) {
+        try {
+            return insert(c, queue, jobs);
+        } catch (SQLException e) {
+            throw map(e, "enqueue to queue '" + queue + "'");
+        }
+    }
+
+    private List<Long> insert(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
+        Long[] ids = new Long[jobs.size()];
+        List<Integer> todo = new ArrayList<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            todo.add(i);
+        }
+        for (int round = 0; !todo.isEmpty(); round++) {
+            if (round > UNIQUE_RETRIES) {
+                throw new SluiceException(ErrorCode.TRANSACTION_CONFLICT, "enqueue to queue '" + queue
+                        + "': the live holders of its unique keys kept changing");
+            }
+            Map<String, List<Integer>> lost = insertOnce(c, queue, jobs, todo, ids);
+            todo = new ArrayList<>();
+            if (lost.isEmpty()) {
+                break;
+            }
+            // A new statement sees the holders that committed while the insert waited for them.
+            try (PreparedStatement ps = c.prepareStatement(sql.existingIds)) {
+                ps.setString(1, queue);
+                ps.setArray(2, c.createArrayOf("text", lost.keySet().toArray()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        for (int i : lost.remove(rs.getString(1))) {
+                            ids[i] = rs.getLong(2);
+                        }
+                    }
+                }
+            }
+            // Holders acked or dead in between: the key is free again, so insert those jobs once more.
+            lost.values().forEach(todo::addAll);
+            Collections.sort(todo);
+        }
+        List<Long> out = new ArrayList<>(ids.length);
+        Collections.addAll(out, ids);
+        return out;
+    }
+
+    /** One insert of the jobs at {@code indexes}; returns the unique keys whose jobs were not written. */
+    private Map<String, List<Integer>> insertOnce(Connection c, String queue, List<EncodedJob> jobs, List<Integer> indexes,
+                                                  Long[] ids) throws SQLException {
+        int n = indexes.size();
+        byte[][] p = new byte[n][];
+        String[] ct = new String[n];
+        String[] h = new String[n];
+        Integer[] pr = new Integer[n];
+        Long[] delay = new Long[n];
+        Long[] runAt = new Long[n];
+        Long[] expires = new Long[n];
+        String[] uk = new String[n];
+        for (int k = 0; k < n; k++) {
+            EncodedJob j = jobs.get(indexes.get(k));
+            p[k] = j.payload();
+            ct[k] = j.contentType();
+            h[k] = j.headersJson();
+            pr[k] = j.priority();
+            delay[k] = j.delay() == null ? null : micros(j.delay());
+            runAt[k] = j.runAt() == null ? null : micros(j.runAt());
+            expires[k] = j.expiresAt() == null ? null : micros(j.expiresAt());
+            uk[k] = j.uniqueKey();
+        }
+        EncodedJob.Stamps s = jobs.get(indexes.get(0)).stamps();
+        Map<String, List<Integer>> lost = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql.enqueue)) {
+            int i = 1;
+            ps.setString(i++, channel);
+            ps.setString(i++, wakeKey(queue));
+            ps.setArray(i++, c.createArrayOf("bytea", p));
+            ps.setArray(i++, c.createArrayOf("text", ct));
+            ps.setArray(i++, c.createArrayOf("text", h));
+            ps.setArray(i++, c.createArrayOf("int4", pr));
+            ps.setArray(i++, c.createArrayOf("int8", delay));
+            ps.setArray(i++, c.createArrayOf("int8", runAt));
+            ps.setArray(i++, c.createArrayOf("int8", expires));
+            ps.setArray(i++, c.createArrayOf("text", uk));
+            ps.setString(i++, queue);
+            ps.setLong(i++, s.visibilityTimeoutNs());
+            ps.setInt(i++, s.maxAttempts());
+            ps.setLong(i++, s.backoffBaseNs());
+            ps.setLong(i++, s.backoffMaxNs());
+            ps.setLong(i, s.deadLetterRetentionNs());
+            int k = 0;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    int index = indexes.get(k++);
+                    if (rs.getBoolean(2)) {
+                        ids[index] = rs.getLong(1);
+                    } else {
+                        lost.computeIfAbsent(rs.getString(3), key -> new ArrayList<>()).add(index);
+                    }
+                }
+            }
+            if (k != n) {
+                throw new IllegalStateException("got " + k + " results for " + n + " jobs");
+            }
+        }
+        return lost;
+    }
+
+    static long micros(Duration d) {
+        return Math.addExact(Math.multiplyExact(d.getSeconds(), 1_000_000L), d.getNano() / 1_000);
+    }
+
+    static long micros(Instant t) {
+        return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1_000);
+    }
+
+    // ------------------------------------------------------------------ claims
+
+    /** A claimed row, as the claim statement returns it. */
+    public record Claimed(long id, String queue, byte[] payload, String contentType, Map<String, String> headers,
+                          int priority, Instant runAt, int attempt, int maxAttempts, long visibilityTimeoutNs, UUID token,
+                          Instant claimExpiresAt, String uniqueKey, Instant createdAt) {
+    }
+
+    /** Claims up to {@code n} due jobs in claim order (one autocommit statement). */
+    public List<Claimed> claim(String queue, int n, String workerId) {
+        List<Claimed> out = db.autoCommit("claim from queue '" + queue + "'", c -> {
+            List<Claimed> rows = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
+                ps.setString(1, queue);
+                ps.setString(2, queue);
+                ps.setString(3, queue);
+                ps.setInt(4, n);
+                ps.setInt(5, n);
+                ps.setString(6, workerId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(new Claimed(rs.getLong(1), queue, rs.getBytes(2), rs.getString(3), headers(rs.getString(4)),
+                                rs.getInt(5), instant(rs.getTimestamp(6)), rs.getInt(7), rs.getInt(8), rs.getLong(9),
+                                rs.getObject(10, UUID.class), instant(rs.getTimestamp(11)), rs.getString(12),
+                                instant(rs.getTimestamp(13))));
+                    }
+                }
+            }
+            return rows;
+        });
+        // UPDATE … RETURNING does not keep the order of the picked rows; restore the claim order.
+        out.sort((a, b) -> a.priority() != b.priority() ? Integer.compare(b.priority(), a.priority())
+                : a.runAt().equals(b.runAt()) ? Long.compare(a.id(), b.id()) : a.runAt().compareTo(b.runAt()));
+        return out;
+    }
+
+    /** When the next pending job of the queue is due (by the database clock), and the database's now. */
+    public record NextDue(Instant at, Instant now) {
+    }
+
+    /** The earliest {@code run_at} of the queue's claimable pending jobs (null when none). */
+    public NextDue nextDue(String queue) {
+        return db.autoCommit("probe queue '" + queue + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.nextDue)) {
+                ps.setString(1, queue);
+                ps.setString(2, queue);
+                ps.setString(3, queue);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return new NextDue(instant(rs.getTimestamp(1)), instant(rs.getTimestamp(2)));
+                }
+            }
+        });
+    }
+
+    /** Deletes the row if the claim is still valid. */
+    public boolean ack(long id, UUID token) {
+        return db.autoCommit("ack job " + id, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.ack)) {
+                ps.setLong(1, id);
+                ps.setObject(2, token);
+                return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
+    /** Extends the claims still valid among {@code ids}/{@code tokens}; returns their new expiry by id. */
+    public Map<Long, Instant> heartbeat(long[] ids, UUID[] tokens) {
+        return db.autoCommit("heartbeat jobs", c -> {
+            Map<Long, Instant> renewed = new HashMap<>();
+            Long[] boxed = new Long[ids.length];
+            for (int i = 0; i < ids.length; i++) {
+                boxed[i] = ids[i];
+            }
+            try (PreparedStatement ps = c.prepareStatement(sql.heartbeat)) {
+                ps.setArray(1, c.createArrayOf("int8", boxed));
+                ps.setArray(2, c.createArrayOf("uuid", tokens));
+                ps.setArray(3, c.createArrayOf("int8", boxed));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        renewed.put(rs.getLong(1), instant(rs.getTimestamp(2)));
+                    }
+                }
+            }
+            return renewed;
+        });
+    }
+
+    /** What a settle did: back to pending, or moved to the dead jobs; neither when the claim was not valid. */
+    public enum Settled { PENDING, DEAD, REFUSED }
+
+    /**
+     * Resolves a claim other than by ack: back to pending after {@code delay} (or after the backoff when
+     * {@code delay} is null), or dead when it was the last attempt or {@code discard} is set.
+     */
+    public Settled settle(long id, UUID token, Duration delay, String error, boolean discard) {
+        return db.autoCommit("settle job " + id, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.settle)) {
+                Long delayUs = delay == null ? null : micros(delay);
+                int i = 1;
+                ps.setLong(i++, id);
+                ps.setObject(i++, token);
+                ps.setBoolean(i++, discard);
+                ps.setString(i++, error);
+                ps.setString(i++, discard ? DeadReason.DISCARDED.dbValue() : DeadReason.FAILED.dbValue());
+                ps.setObject(i++, delayUs, java.sql.Types.BIGINT);
+                ps.setObject(i++, delayUs, java.sql.Types.BIGINT);
+                ps.setString(i++, error);
+                ps.setBoolean(i++, discard);
+                ps.setString(i, channel);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1) == 1 ? Settled.PENDING : rs.getLong(2) == 1 ? Settled.DEAD : Settled.REFUSED;
+                }
+            }
+        });
+    }
+
+    /** Gives a claim back unfinished: pending again at its old place, the attempt not counted. */
+    public boolean release(long id, UUID token) {
+        return db.autoCommit("release job " + id, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.release)) {
+                ps.setLong(1, id);
+                ps.setObject(2, token);
+                ps.setString(3, channel);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1) == 1;
+                }
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------ maintenance
+
+    /** One maintenance tick over every queue of the schema; see {@code Queue.maintain()}. */
+    public QueueMaintenanceReport maintain() {
+        int rescued = 0;
+        int rescuedToDead = 0;
+        for (int round = 0; round < MAX_ROUNDS; round++) {
+            long[] r = db.autoCommit("rescue expired claims", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.rescue)) {
+                    ps.setInt(1, MAINTENANCE_BATCH);
+                    ps.setString(2, channel);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        return new long[] {rs.getLong(1), rs.getLong(2)};
+                    }
+                }
+            });
+            rescued += (int) r[0];
+            rescuedToDead += (int) r[1];
+            if (r[0] + r[1] < MAINTENANCE_BATCH) {
+                break;
+            }
+        }
+        int expired = repeat("move expired jobs", sql.expire);
+        int purged = repeat("sweep dead jobs", sql.sweepDead);
+        return new QueueMaintenanceReport(rescued, rescuedToDead, expired, purged);
+    }
+
+    private int repeat(String what, String statement) {
+        int total = 0;
+        for (int round = 0; round < MAX_ROUNDS; round++) {
+            int n = db.autoCommit(what, c -> {
+                try (PreparedStatement ps = c.prepareStatement(statement)) {
+                    ps.setInt(1, MAINTENANCE_BATCH);
+                    return ps.executeUpdate();
+                }
+            });
+            total += n;
+            if (n < MAINTENANCE_BATCH) {
+                break;
+            }
+        }
+        return total;
+    }
+
+    // ------------------------------------------------------------------ operators
+
+    /** Moves a dead job back to pending; false when absent. */
+    public boolean revive(String queue, long id) {
+        try {
+            return db.autoCommit("revive job " + id, c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.revive)) {
+                    ps.setLong(1, id);
+                    ps.setString(2, queue);
+                    ps.setString(3, channel);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        return rs.getLong(1) == 1;
+                    }
+                }
+            });
+        } catch (SluiceException e) {
+            if (e.getCause() instanceof SQLException se && SqlErrors.UNIQUE_VIOLATION.equals(se.getSQLState())) {
+                throw new SluiceException(ErrorCode.UNIQUE_KEY_TAKEN, "dead job " + id + " of queue '" + queue
+                        + "' cannot be revived: a live job holds its unique key", se);
+            }
+            throw e;
+        }
+    }
+
+    /** Deletes dead jobs of the queue: these ids, or all when {@code ids} is null. */
+    public int purgeDead(String queue, List<Long> ids) {
+        if (ids != null) {
+            return db.autoCommit("purge dead jobs", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.purgeDeadIds)) {
+                    ps.setString(1, queue);
+                    ps.setArray(2, c.createArrayOf("int8", ids.toArray()));
+                    return ps.executeUpdate();
+                }
+            });
+        }
+        int total = 0;
+        while (true) {
+            // Bounded batches: purging a large dead set never holds one long transaction.
+            int n = db.autoCommit("purge dead jobs", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.purgeDeadBatch)) {
+                    ps.setString(1, queue);
+                    ps.setInt(2, 10_000);
+                    return ps.executeUpdate();
+                }
+            });
+            total += n;
+            if (n == 0) {
+                return total;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ mapping
+
+    static Instant instant(Timestamp ts) {
+        return ts == null ? null : ts.toInstant();
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, String> headers(String json) {
+        if (json == null) {
+            return Map.of();
+        }
+        try {
+            return Collections.unmodifiableMap(JSON.readValue(json, LinkedHashMap.class));
+        } catch (java.io.IOException e) {
+            return Map.of();
+        }
+    }
+
+    private static SluiceException map(SQLException e, String what) {
+        if (SqlErrors.UNDEFINED_TABLE.equals(e.getSQLState())) {
+            return new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED, what + ": the schema has no job tables", e);
+        }
+        return SqlErrors.map(e, what);
+    }
+}

@@ -1,0 +1,290 @@
+package dev.sluice.internal.queue;
+
+import dev.sluice.internal.jdbc.Identifiers;
+
+/**
+ * Every statement that touches {@code job} and {@code job_dead}, built once per schema. Table names
+ * come from the constants below and the validated schema; every value is a bind parameter.
+ *
+ * <p>Shapes worth knowing before changing anything here:
+ * <ul>
+ *   <li><b>Claim</b> walks the distinct priorities that have pending jobs (a recursive skip scan over
+ *   {@code job_claim_idx}) and, per priority, takes the due jobs in {@code run_at, id} order with
+ *   {@code FOR UPDATE SKIP LOCKED}. Each probe is an index range ({@code queue = ? AND priority = ? AND
+ *   run_at <= now()}), so jobs delayed into the future are never scanned: the cost is O(batch +
+ *   distinct priorities), not O(backlog).</li>
+ *   <li><b>Handle operations</b> all carry the validity predicate {@link #VALID_CLAIM}: still processing,
+ *   same claim token, claim not expired. A stale handle matches no row and changes nothing.</li>
+ *   <li><b>Wake-ups</b>: every statement that makes a job claimable sends one {@code pg_notify} with the
+ *   payload {@code q:<queue>} on the schema's channel (PostgreSQL folds repeats within a transaction).
+ *   Stream notifications on the same channel carry a numeric stream id, so the two never collide.</li>
+ * </ul>
+ */
+final class QueueSql {
+    static final String JOB = "job";
+    static final String JOB_DEAD = "job_dead";
+    /** The identity sequence of {@code job.id} (PostgreSQL's default name for it). */
+    static final String JOB_ID_SEQUENCE = "job_id_seq";
+    /** The notification payload prefix of queue wake-ups. */
+    static final String WAKE_PREFIX = "q:";
+
+    /** A processing row under this claim: the first two placeholders are the job id and the claim token. */
+    private static final String VALID_CLAIM =
+            "id = ? AND claim_token = ? AND state = 'processing' AND claim_expires_at > now()";
+
+    /** The columns a job keeps when it moves to {@code job_dead} (and back on revive). */
+    private static final String KEPT = "id, queue, payload, content_type, headers, priority, run_at, expires_at,"
+            + " visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns, dead_letter_retention_ns, attempts,"
+            + " worker_id, claimed_at, unique_key, created_at";
+
+    /** The retry wait after a failed attempt: base × 2^(attempt-1), capped, minus up to 10 % jitter. */
+    private static final String BACKOFF = "make_interval(secs => LEAST(j.backoff_base_ns * power(2::float8,"
+            + " LEAST(GREATEST(j.attempts - 1, 0), 60)), j.backoff_max_ns::float8) * (1 - 0.1 * random()) / 1e9)";
+
+    private static final String RETENTION = "(g.dead_letter_retention_ns / 1000) * interval '1 microsecond'";
+
+    /** Columns read into a {@code JobInfo}. */
+    static final String INFO_COLUMNS = "id, queue, state, priority, run_at, expires_at, attempts, max_attempts,"
+            + " visibility_timeout_ns, backoff_base_ns, backoff_max_ns, dead_letter_retention_ns, worker_id, claimed_at,"
+            + " claim_expires_at, last_error, unique_key, headers::text, content_type, octet_length(payload), created_at, updated_at";
+
+    /** Columns read into a {@code DeadJob}. */
+    static final String DEAD_COLUMNS = "id, queue, reason, last_error, attempts, max_attempts, priority, unique_key,"
+            + " headers::text, worker_id, octet_length(payload), created_at, died_at, purge_after";
+
+    final String job;
+    final String jobDead;
+
+    final String enqueue;
+    final String existingIds;
+    final String claim;
+    final String nextDue;
+    final String ack;
+    final String heartbeat;
+    final String settle;
+    final String release;
+    final String rescue;
+    final String expire;
+    final String sweepDead;
+    final String revive;
+    final String purgeDeadIds;
+    final String purgeDeadBatch;
+    final String jobById;
+    final String pendingFirst;
+    final String pendingAfter;
+    final String processingFirst;
+    final String processingAfter;
+    final String deadPage;
+    final String stats;
+
+    QueueSql(String schema) {
+        String q = Identifiers.quote(schema);
+        this.job = q + "." + JOB;
+        this.jobDead = q + "." + JOB_DEAD;
+        String sequence = q + "." + JOB_ID_SEQUENCE;
+        String priorities = priorities(job);
+
+        // Ids are drawn in input order before the insert so that every input row keeps its id whether it
+        // was written or lost to a live unique key; the caller reads the live holder's id for the latter.
+        this.enqueue = """
+            WITH x AS MATERIALIZED (SELECT pg_notify(?, ?) AS notified),
+            input AS MATERIALIZED (
+                SELECT v.ord, nextval('%2$s') AS id, v.p, v.ct, v.h, v.pr, v.delay_us, v.run_at_us, v.exp_us, v.uk
+                FROM x, unnest(?::bytea[], ?::text[], ?::text[], ?::int[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
+                     WITH ORDINALITY AS v(p, ct, h, pr, delay_us, run_at_us, exp_us, uk, ord)
+                ORDER BY v.ord),
+            written AS (
+                INSERT INTO %1$s (id, queue, payload, content_type, headers, priority, run_at, expires_at,
+                                  visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
+                                  dead_letter_retention_ns, unique_key)
+                SELECT i.id, ?, i.p, i.ct, i.h::jsonb, i.pr,
+                       CASE WHEN i.delay_us IS NOT NULL THEN now() + i.delay_us * interval '1 microsecond'
+                            WHEN i.run_at_us IS NOT NULL THEN timestamptz 'epoch' + i.run_at_us * interval '1 microsecond'
+                            ELSE now() END,
+                       timestamptz 'epoch' + i.exp_us * interval '1 microsecond',
+                       ?, ?, ?, ?, ?, i.uk
+                FROM input i ORDER BY i.ord
+                ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+                RETURNING id)
+            SELECT i.id, i.id IN (SELECT id FROM written) AS written, i.uk FROM input i ORDER BY i.ord
+            """.formatted(job, sequence);
+
+        this.existingIds = "SELECT unique_key, id FROM " + job + " WHERE queue = ? AND unique_key = ANY(?::text[])";
+
+        this.claim = """
+            WITH RECURSIVE %2$s,
+            picked AS MATERIALIZED (
+                SELECT c.id FROM prio CROSS JOIN LATERAL (
+                    SELECT j.id, j.run_at FROM %1$s j
+                    WHERE j.queue = ? AND j.state = 'pending' AND j.priority = prio.p AND j.run_at <= now()
+                      AND (j.expires_at IS NULL OR j.expires_at > now())
+                    ORDER BY j.run_at, j.id
+                    LIMIT ? FOR UPDATE SKIP LOCKED) c
+                WHERE prio.p IS NOT NULL
+                ORDER BY prio.p DESC, c.run_at, c.id
+                LIMIT ?)
+            UPDATE %1$s j SET state = 'processing', worker_id = ?, claimed_at = now(),
+                claim_expires_at = now() + (j.visibility_timeout_ns / 1000) * interval '1 microsecond',
+                claim_token = gen_random_uuid(), attempts = j.attempts + 1, updated_at = now()
+            WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
+            RETURNING j.id, j.payload, j.content_type, j.headers::text, j.priority, j.run_at, j.attempts, j.max_attempts,
+                      j.visibility_timeout_ns, j.claim_token, j.claim_expires_at, j.unique_key, j.created_at
+            """.formatted(job, priorities);
+
+        this.nextDue = """
+            WITH RECURSIVE %2$s
+            SELECT (SELECT min(n.run_at) FROM prio CROSS JOIN LATERAL (
+                        SELECT j.run_at FROM %1$s j
+                        WHERE j.queue = ? AND j.state = 'pending' AND j.priority = prio.p
+                          AND (j.expires_at IS NULL OR j.expires_at > now())
+                        ORDER BY j.run_at, j.id LIMIT 1) n
+                    WHERE prio.p IS NOT NULL),
+                   now()
+            """.formatted(job, priorities);
+
+        this.ack = "DELETE FROM " + job + " WHERE " + VALID_CLAIM;
+
+        this.heartbeat = """
+            UPDATE %1$s j SET claim_expires_at = now() + (j.visibility_timeout_ns / 1000) * interval '1 microsecond',
+                updated_at = now()
+            FROM unnest(?::bigint[], ?::uuid[]) AS h(id, token)
+            WHERE j.id = ANY (?::bigint[]) AND j.id = h.id AND j.claim_token = h.token AND j.state = 'processing'
+              AND j.claim_expires_at > now()
+            RETURNING j.id, j.claim_expires_at
+            """.formatted(job);
+
+        // retry, fail and discard in one statement: the row either goes back to pending (after an explicit
+        // delay, or after the backoff) or, on its last attempt or when discarded, moves to job_dead.
+        // Parameters: id, token, discard, error, reason, delay_us, delay_us, error, discard, channel.
+        this.settle = """
+            WITH cur AS MATERIALIZED (
+                SELECT id FROM %1$s WHERE %3$s FOR UPDATE),
+            gone AS (
+                DELETE FROM %1$s j WHERE j.id = ANY (ARRAY(SELECT id FROM cur)) AND (j.attempts >= j.max_attempts OR ?::boolean)
+                RETURNING j.*),
+            buried AS (
+                INSERT INTO %2$s (%4$s, last_error, reason, died_at, purge_after)
+                SELECT %4$s, coalesce(?, g.last_error), ?, now(), now() + %5$s FROM gone g
+                RETURNING id),
+            back AS (
+                UPDATE %1$s j SET state = 'pending', claim_token = NULL, claim_expires_at = NULL,
+                    run_at = now() + CASE WHEN ?::bigint IS NOT NULL THEN ?::bigint * interval '1 microsecond' ELSE %6$s END,
+                    last_error = coalesce(?, j.last_error), updated_at = now()
+                WHERE j.id = ANY (ARRAY(SELECT id FROM cur)) AND j.attempts < j.max_attempts AND NOT ?::boolean
+                RETURNING j.queue),
+            woke AS (SELECT pg_notify(?, '%7$s' || queue) FROM back)
+            SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM buried), (SELECT count(*) FROM woke)
+            """.formatted(job, jobDead, VALID_CLAIM, KEPT, RETENTION, BACKOFF, WAKE_PREFIX);
+
+        this.release = """
+            WITH back AS (
+                UPDATE %1$s SET state = 'pending', claim_token = NULL, claim_expires_at = NULL,
+                    attempts = GREATEST(attempts - 1, 0), updated_at = now()
+                WHERE %2$s
+                RETURNING queue),
+            woke AS (SELECT pg_notify(?, '%3$s' || queue) FROM back)
+            SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM woke)
+            """.formatted(job, VALID_CLAIM, WAKE_PREFIX);
+
+        // Parameters: batch, channel.
+        this.rescue = """
+            WITH expired AS MATERIALIZED (
+                SELECT id FROM %1$s
+                WHERE state = 'processing' AND claim_expires_at <= now()
+                ORDER BY claim_expires_at
+                LIMIT ? FOR UPDATE SKIP LOCKED),
+            gone AS (
+                DELETE FROM %1$s j WHERE j.id = ANY (ARRAY(SELECT id FROM expired)) AND j.attempts >= j.max_attempts
+                RETURNING j.*),
+            buried AS (
+                INSERT INTO %2$s (%3$s, last_error, reason, died_at, purge_after)
+                SELECT %3$s, 'claim expired: worker ' || coalesce(g.worker_id, '?') || ' stopped heart-beating',
+                       'claim_expired', now(), now() + %4$s
+                FROM gone g
+                RETURNING id),
+            back AS (
+                UPDATE %1$s j SET state = 'pending', claim_token = NULL, claim_expires_at = NULL,
+                    run_at = now() + %5$s,
+                    last_error = 'claim expired: worker ' || coalesce(j.worker_id, '?') || ' stopped heart-beating',
+                    updated_at = now()
+                WHERE j.id = ANY (ARRAY(SELECT id FROM expired)) AND j.attempts < j.max_attempts
+                RETURNING j.queue),
+            woke AS (SELECT pg_notify(?, '%6$s' || queue) FROM (SELECT DISTINCT queue FROM back) b)
+            SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM buried), (SELECT count(*) FROM woke)
+            """.formatted(job, jobDead, KEPT, RETENTION, BACKOFF, WAKE_PREFIX);
+
+        // Parameters: batch.
+        this.expire = """
+            WITH doomed AS MATERIALIZED (
+                SELECT id FROM %1$s
+                WHERE state = 'pending' AND expires_at IS NOT NULL AND expires_at <= now()
+                ORDER BY expires_at
+                LIMIT ? FOR UPDATE SKIP LOCKED),
+            gone AS (
+                DELETE FROM %1$s j WHERE j.id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING j.*)
+            INSERT INTO %2$s (%3$s, last_error, reason, died_at, purge_after)
+            SELECT %3$s, 'expired unclaimed at ' || g.expires_at, 'expired', now(), now() + %4$s FROM gone g
+            """.formatted(job, jobDead, KEPT, RETENTION);
+
+        this.sweepDead = """
+            DELETE FROM %1$s WHERE id = ANY (ARRAY(
+                SELECT id FROM %1$s WHERE purge_after <= now() ORDER BY purge_after LIMIT ? FOR UPDATE SKIP LOCKED))
+            """.formatted(jobDead);
+
+        // Parameters: id, queue, channel. Attempts reset, due now, no expiry; the id and stamps are kept.
+        this.revive = """
+            WITH gone AS (
+                DELETE FROM %2$s WHERE id = ? AND queue = ? RETURNING *),
+            back AS (
+                INSERT INTO %1$s (id, queue, payload, content_type, headers, priority, run_at, expires_at,
+                                  visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
+                                  dead_letter_retention_ns, attempts, state, worker_id, claimed_at, last_error,
+                                  unique_key, created_at, updated_at)
+                SELECT id, queue, payload, content_type, headers, priority, now(), NULL,
+                       visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
+                       dead_letter_retention_ns, 0, 'pending', worker_id, claimed_at, last_error,
+                       unique_key, created_at, now()
+                FROM gone
+                RETURNING queue),
+            woke AS (SELECT pg_notify(?, '%3$s' || queue) FROM back)
+            SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM woke)
+            """.formatted(job, jobDead, WAKE_PREFIX);
+
+        this.purgeDeadIds = "DELETE FROM " + jobDead + " WHERE queue = ? AND id = ANY(?::bigint[])";
+        this.purgeDeadBatch = "DELETE FROM " + jobDead + " WHERE id = ANY (ARRAY(SELECT id FROM " + jobDead
+                + " WHERE queue = ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED))";
+
+        this.jobById = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND id = ?";
+        this.pendingFirst = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'pending'"
+                + " ORDER BY priority DESC, run_at, id LIMIT ?";
+        this.pendingAfter = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'pending'"
+                + " AND (priority < ? OR (priority = ? AND (run_at, id) > (timestamptz 'epoch' + ? * interval '1 microsecond', ?)))"
+                + " ORDER BY priority DESC, run_at, id LIMIT ?";
+        this.processingFirst = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'processing'"
+                + " ORDER BY claim_expires_at, id LIMIT ?";
+        this.processingAfter = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'processing'"
+                + " AND (claim_expires_at, id) > (timestamptz 'epoch' + ? * interval '1 microsecond', ?)"
+                + " ORDER BY claim_expires_at, id LIMIT ?";
+        this.deadPage = "SELECT " + DEAD_COLUMNS + " FROM " + jobDead + " WHERE queue = ? AND id > ? ORDER BY id LIMIT ?";
+        this.stats = """
+            SELECT (SELECT count(*) FROM %1$s WHERE queue = ? AND state = 'pending'),
+                   (SELECT count(*) FROM %1$s WHERE queue = ? AND state = 'pending' AND run_at > now()),
+                   (SELECT count(*) FROM %1$s WHERE queue = ? AND state = 'processing'),
+                   (SELECT count(*) FROM %2$s WHERE queue = ?)
+            """.formatted(job, jobDead);
+    }
+
+    /**
+     * The recursive CTE {@code prio(p)}: the distinct priorities of the queue's pending jobs, highest first,
+     * found with one index probe each (a skip scan). Ends with a NULL row. Two placeholders: the queue, twice.
+     */
+    private static String priorities(String job) {
+        return """
+            prio(p) AS (
+                (SELECT priority FROM %1$s WHERE queue = ? AND state = 'pending' ORDER BY priority DESC LIMIT 1)
+              UNION ALL
+                SELECT (SELECT j.priority FROM %1$s j WHERE j.queue = ? AND j.state = 'pending' AND j.priority < prio.p
+                        ORDER BY j.priority DESC LIMIT 1)
+                FROM prio WHERE prio.p IS NOT NULL)""".formatted(job);
+    }
+}

@@ -1,0 +1,375 @@
+package dev.sluice.internal.queue;
+
+import dev.sluice.ErrorCode;
+import dev.sluice.JobHandler;
+import dev.sluice.Serde;
+import dev.sluice.SluiceException;
+import dev.sluice.WorkOptions;
+import dev.sluice.Worker;
+import dev.sluice.internal.notify.ClientSession;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running worker of a queue: the claim loop (claims only as many jobs as it has free slots), the
+ * handler executor, a heartbeat thread (each claim is extended every third of its stamped visibility
+ * timeout, batched into one statement), the maintenance tick, and the drain on close. No database
+ * connection is held while a handler runs. SEMANTICS.md §5.
+ */
+public final class QueueWorker<T> implements Worker {
+    private static final Logger log = LoggerFactory.getLogger(QueueWorker.class);
+    /** The shortest wait of an idle loop: a due job that another claimer holds locked is taken within it. */
+    private static final long MIN_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(25);
+    private static final int MAX_CLAIM = 1_000;
+
+    private final JobStore store;
+    private final String queue;
+    private final Serde<T> serde;
+    private final JobHandler<T> handler;
+    private final WorkOptions o;
+    private final ClientSession session;
+    private final String workerId;
+    private final Runnable onClose;
+    private final Map<Long, Running<T>> inflight = new ConcurrentHashMap<>();
+
+    private final Thread loop;
+    private final Thread beater;
+    private final ExecutorService ownExecutor;
+    private final Executor executor;
+    private final ScheduledExecutorService maintenance;
+    private volatile AutoCloseable wakeRegistration;
+    private volatile boolean running = true;
+    private volatile boolean stopped;
+    private volatile boolean wakeFlag;
+    private volatile boolean closed;
+    private volatile long lastWarn;
+
+    /** A job whose handler is running (or about to). */
+    private static final class Running<T> {
+        final ClaimedJob<T> handle;
+        volatile long nextBeatNanos;
+        volatile boolean lost;
+
+        Running(ClaimedJob<T> handle, long nextBeatNanos) {
+            this.handle = handle;
+            this.nextBeatNanos = nextBeatNanos;
+        }
+    }
+
+    /** A worker that is not started yet ({@link #start()}); {@code session} is null without wake-ups. */
+    public QueueWorker(JobStore store, String queue, Serde<T> serde, JobHandler<T> handler, WorkOptions o,
+                       Duration defaultVisibility, ClientSession session, String clientId, Runnable onClose) {
+        this.store = store;
+        this.queue = queue;
+        this.serde = serde;
+        this.handler = handler;
+        this.o = o;
+        this.session = session;
+        this.workerId = clientId + "/" + queue + "/" + UUID.randomUUID().toString().substring(0, 8);
+        this.onClose = onClose;
+        if (o.executor() == null) {
+            AtomicInteger n = new AtomicInteger();
+            this.ownExecutor = Executors.newFixedThreadPool(o.concurrency(),
+                    r -> daemon(r, "sluice-job-" + queue + "-" + n.incrementAndGet()));
+            this.executor = ownExecutor;
+        } else {
+            this.ownExecutor = null;
+            this.executor = o.executor();
+        }
+        this.maintenance = o.maintenanceInterval().isZero() ? null
+                : Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "sluice-queue-maintenance-" + queue));
+        this.loop = daemon(this::loop, "sluice-worker-" + queue);
+        this.beater = daemon(this::heartbeats, "sluice-heartbeat-" + queue);
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /** Starts the threads (after the client tracks the worker, so a closed client never leaks them). */
+    public void start() {
+        if (session != null) {
+            wakeRegistration = session.onWake(JobStore.wakeKey(queue), this::wake);
+        }
+        if (maintenance != null) {
+            long every = o.maintenanceInterval().toMillis();
+            // A random first delay spreads the ticks of workers started together.
+            maintenance.scheduleWithFixedDelay(this::maintain, ThreadLocalRandom.current().nextLong(every + 1), every,
+                    TimeUnit.MILLISECONDS);
+        }
+        beater.start();
+        loop.start();
+    }
+
+    @Override
+    public String queue() {
+        return queue;
+    }
+
+    @Override
+    public String workerId() {
+        return workerId;
+    }
+
+    @Override
+    public boolean running() {
+        return running;
+    }
+
+    // ------------------------------------------------------------------ claim loop
+
+    private void wake() {
+        wakeFlag = true;
+        LockSupport.unpark(loop);
+    }
+
+    private void loop() {
+        long errorBackoff = 100;
+        while (running) {
+            try {
+                int free = o.concurrency() - inflight.size();
+                if (free <= 0) {
+                    // Every slot is busy: a finishing handler unparks us (the permit is kept if it comes first).
+                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(500));
+                    continue;
+                }
+                wakeFlag = false;
+                List<JobStore.Claimed> got = store.claim(queue, Math.min(free, MAX_CLAIM), workerId);
+                if (!running) {
+                    // Closed while claiming: give these back at once, uncounted.
+                    got.forEach(c -> new ClaimedJob<>(store, c, serde).release());
+                    break;
+                }
+                for (JobStore.Claimed c : got) {
+                    begin(c);
+                }
+                errorBackoff = 100;
+                if (got.size() < free) {
+                    park(idleWait());
+                }
+            } catch (RuntimeException e) {
+                warn("worker loop error; retrying", e);
+                park(TimeUnit.MILLISECONDS.toNanos(errorBackoff));
+                errorBackoff = Math.min(5_000, errorBackoff * 2);
+            }
+        }
+    }
+
+    /** How long an idle loop sleeps: until the next delayed job is due, the idle check, or a wake-up. */
+    private long idleWait() {
+        Duration idle = session != null && session.healthy() ? o.idleCheck() : o.pollInterval();
+        long wait = idle.toNanos();
+        JobStore.NextDue next = store.nextDue(queue);
+        if (next.at() != null) {
+            long until = Duration.between(next.now(), next.at()).toNanos() + TimeUnit.MILLISECONDS.toNanos(1);
+            wait = Math.min(wait, Math.max(until, MIN_WAIT_NANOS));
+        }
+        return wait;
+    }
+
+    private void park(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        while (running && !wakeFlag) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            LockSupport.parkNanos(this, left);
+        }
+    }
+
+    private void begin(JobStore.Claimed c) {
+        ClaimedJob<T> handle = new ClaimedJob<>(store, c, serde);
+        Running<T> r = new Running<>(handle, System.nanoTime() + c.visibilityTimeoutNs() / 3);
+        inflight.put(c.id(), r);
+        LockSupport.unpark(beater);
+        try {
+            executor.execute(() -> run(r));
+        } catch (RejectedExecutionException e) {
+            inflight.remove(c.id());
+            handle.release();
+            warn("the executor refused a job; released it", e);
+        }
+    }
+
+    private void run(Running<T> r) {
+        ClaimedJob<T> h = r.handle;
+        try {
+            try {
+                h.payload();
+            } catch (SluiceException e) {
+                if (e.code() == ErrorCode.PAYLOAD_NOT_DECODABLE) {
+                    // Retrying cannot make the bytes decode: dead at once, with the reason.
+                    h.discard("undecodable payload: " + e.problem());
+                    return;
+                }
+                throw e;
+            }
+            handler.handle(h);
+            if (!h.resolved() && !h.ack()) {
+                lostClaim(h, "ack");
+            }
+        } catch (Throwable e) {
+            if (e instanceof Error && !(e instanceof AssertionError) && !(e instanceof StackOverflowError)) {
+                log.error("job handler threw an Error: queue={} job={}", queue, h.id(), e);
+            }
+            if (!h.resolved()) {
+                try {
+                    if (!h.fail(e)) {
+                        lostClaim(h, "fail");
+                    }
+                } catch (RuntimeException db) {
+                    warn("could not record a failed attempt; the job runs again after its claim expires", db);
+                }
+            }
+        } finally {
+            inflight.remove(h.id());
+            LockSupport.unpark(loop);
+        }
+    }
+
+    private void lostClaim(ClaimedJob<T> h, String what) {
+        if (!closed) {
+            log.warn("{} refused, claim lost (expired or taken over): queue={} job={} attempt={}", what, queue, h.id(), h.attempt());
+        }
+    }
+
+    // ------------------------------------------------------------------ heartbeats
+
+    private void heartbeats() {
+        while (!stopped) {
+            long now = System.nanoTime();
+            long next = now + TimeUnit.SECONDS.toNanos(1);
+            List<Running<T>> due = new ArrayList<>();
+            for (Running<T> r : inflight.values()) {
+                if (r.lost || r.handle.resolved()) {
+                    continue;
+                }
+                if (r.nextBeatNanos - now <= 0) {
+                    due.add(r);
+                } else {
+                    next = Math.min(next, r.nextBeatNanos);
+                }
+            }
+            if (!due.isEmpty()) {
+                beat(due, now);
+                continue;
+            }
+            LockSupport.parkNanos(this, next - now);
+        }
+    }
+
+    private void beat(List<Running<T>> due, long now) {
+        long[] ids = new long[due.size()];
+        UUID[] tokens = new UUID[due.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = due.get(i).handle.id();
+            tokens[i] = due.get(i).handle.token();
+        }
+        try {
+            Map<Long, Instant> renewed = store.heartbeat(ids, tokens);
+            for (Running<T> r : due) {
+                Instant until = renewed.get(r.handle.id());
+                if (until != null) {
+                    r.handle.extended(until);
+                    r.nextBeatNanos = now + r.handle.visibilityTimeoutNanos() / 3;
+                } else if (!r.handle.resolved()) {
+                    r.lost = true;
+                    log.warn("heartbeat refused, claim lost (expired or taken over): queue={} job={}", queue, r.handle.id());
+                }
+            }
+        } catch (RuntimeException e) {
+            warn("heartbeat failed; retrying", e);
+            for (Running<T> r : due) {
+                r.nextBeatNanos = now + Math.max(TimeUnit.MILLISECONDS.toNanos(50), r.handle.visibilityTimeoutNanos() / 10);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ maintenance and stop
+
+    private void maintain() {
+        try {
+            store.maintain();
+        } catch (RuntimeException e) {
+            warn("queue maintenance failed; retrying at the next tick", e);
+        }
+    }
+
+    private void warn(String what, Exception e) {
+        long now = System.nanoTime();
+        if (now - lastWarn > TimeUnit.SECONDS.toNanos(30)) {
+            lastWarn = now;
+            log.warn("{}: queue={} error={}", what, queue, e.toString());
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        running = false;
+        if (loop.isAlive()) {
+            LockSupport.unpark(loop);
+            try {
+                loop.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (maintenance != null) {
+            maintenance.shutdownNow();
+        }
+        long deadline = System.nanoTime() + o.shutdownTimeout().toNanos();
+        while (!inflight.isEmpty() && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+        // Unfinished handlers: their claims go back at once, so another worker need not wait for expiry.
+        for (Running<T> r : new ArrayList<>(inflight.values())) {
+            try {
+                r.handle.release();
+            } catch (RuntimeException e) {
+                warn("could not release a claim; it is rescued when it expires", e);
+            }
+        }
+        stopped = true;
+        LockSupport.unpark(beater);
+        if (ownExecutor != null) {
+            ownExecutor.shutdownNow();
+        }
+        AutoCloseable wake = wakeRegistration;
+        if (wake != null) {
+            try {
+                wake.close();
+            } catch (Exception ignored) {
+                // a wake registration has nothing to fail on
+            }
+        }
+        onClose.run();
+    }
+
+    @Override
+    public String toString() {
+        return "Worker[" + workerId + "]";
+    }
+}
