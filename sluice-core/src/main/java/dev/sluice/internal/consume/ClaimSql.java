@@ -30,36 +30,45 @@ final class ClaimSql {
     /** The fence observation: the head first, then this transaction's xid (MATERIALIZED keeps the order). */
     static String observe(FamilyTables t) {
         return "WITH h AS MATERIALIZED (SELECT " + head(t) + " AS head)"
-                + " SELECT h.head, pg_current_xact_id()::text, pg_snapshot_xmin(pg_current_snapshot())::text FROM h";
+                + " SELECT h.head, pg_current_xact_id()::text FROM h";
     }
 
     /**
      * Promotes a settled pending observation, claims [claimed+1, min(claimed+batch, settled)] and keeps
-     * (or records) an observation, in the transaction that made the observation. Parameters: xmin,
-     * observed head, observed xid, batch, group. Returns old and new claimed and whether a pending
-     * observation remains.
+     * (or records) an observation, in the transaction that made the observation. The snapshot of this
+     * statement is taken after the observation read the head: when no transaction older than ours is
+     * running in it ({@code xmin = our xid}), every producer that drew an id at or below the head has
+     * ended, so the fresh observation settles at once — one transaction per wake-up at light load.
+     * Parameters: group, observed head, batch, observed head (three times), group, owner token, lease
+     * seconds. Returns old and new claimed, whether an observation remains pending, and the new range's
+     * lease id (null when nothing was claimed).
      */
     static String advanceCursor(FamilyTables t) {
-        return "WITH cur AS (SELECT * FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? FOR UPDATE),"
-                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xid,"
-                + "   (cur.pending_xid IS NOT NULL AND ?::xid8 > cur.pending_xid) AS promoted,"
-                + "   CASE WHEN cur.pending_xid IS NOT NULL AND ?::xid8 > cur.pending_xid"
-                + "        THEN greatest(cur.settled_head, cur.pending_head) ELSE cur.settled_head END AS settled"
-                + "   FROM cur),"
-                + " m AS (SELECT n.*, (n.promoted OR n.pending_xid IS NULL) AS free FROM n)"
-                + " UPDATE " + t.consumerGroupCursor() + " c SET"
+        return "WITH snap AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin, pg_current_xact_id() AS me),"
+                + " cur AS (SELECT * FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? FOR UPDATE),"
+                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xid, snap.me,"
+                + "   (snap.xmin >= snap.me) AS quiet,"
+                + "   (cur.pending_xid IS NOT NULL AND snap.xmin > cur.pending_xid) AS promoted,"
+                + "   CASE WHEN cur.pending_xid IS NOT NULL AND snap.xmin > cur.pending_xid"
+                + "        THEN greatest(cur.settled_head, cur.pending_head) ELSE cur.settled_head END AS settled0"
+                + "   FROM cur, snap),"
+                + " m AS (SELECT n.*, (n.promoted OR n.pending_xid IS NULL) AS free,"
+                + "   CASE WHEN n.quiet THEN greatest(n.settled0, ?) ELSE n.settled0 END AS settled FROM n)"
+                + " , upd AS (UPDATE " + t.consumerGroupCursor() + " c SET"
                 + "   settled_head = m.settled,"
                 + "   claimed = greatest(m.claimed, least(m.claimed + ?, m.settled)),"
-                + "   pending_head = CASE WHEN m.free AND ? > m.settled THEN ? WHEN m.free THEN NULL ELSE m.pending_head END,"
-                + "   pending_xid = CASE WHEN m.free AND ? > m.settled THEN ?::xid8 WHEN m.free THEN NULL ELSE m.pending_xid END,"
+                + "   pending_head = CASE WHEN m.quiet THEN NULL WHEN m.free AND ? > m.settled THEN ? WHEN m.free THEN NULL"
+                + "     ELSE m.pending_head END,"
+                + "   pending_xid = CASE WHEN m.quiet THEN NULL WHEN m.free AND ? > m.settled THEN m.me WHEN m.free THEN NULL"
+                + "     ELSE m.pending_xid END,"
                 + "   updated_at = now()"
                 + " FROM m WHERE c.consumer_group_id = m.consumer_group_id"
-                + " RETURNING m.claimed, c.claimed, c.pending_xid IS NOT NULL";
-    }
-
-    static String insertLease(FamilyTables t) {
-        return "INSERT INTO " + t.claimLease() + " (consumer_group_id, low, high, owner_token, expires_at)"
-                + " VALUES (?, ?, ?, ?, now() + make_interval(secs => ?)) RETURNING id";
+                + " RETURNING m.claimed AS old_claimed, c.claimed AS new_claimed, c.pending_xid IS NOT NULL AS pending),"
+                // The range's lease is written by the same statement: one round trip less per claim.
+                + " ins AS (INSERT INTO " + t.claimLease() + " (consumer_group_id, low, high, owner_token, expires_at)"
+                + "   SELECT ?, old_claimed + 1, new_claimed, ?, now() + make_interval(secs => ?) FROM upd WHERE new_claimed > old_claimed"
+                + "   RETURNING id)"
+                + " SELECT upd.old_claimed, upd.new_claimed, upd.pending, (SELECT id FROM ins) FROM upd";
     }
 
     /** Whether the pending observation has settled (read-only). */

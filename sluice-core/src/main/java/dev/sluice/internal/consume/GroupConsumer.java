@@ -272,49 +272,32 @@ public final class GroupConsumer<T> implements Consumption {
         long[] range = new long[3];
         boolean[] pending = new boolean[1];
         db.transaction("claim a range", c -> {
-            String headText;
-            String xid;
-            String xmin;
+            long head;
+            // The observation: the head first, then this transaction's xid (see ClaimSql.observe).
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.observe(t)); ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                headText = Long.toString(rs.getLong(1));
-                xid = rs.getString(2);
-                xmin = rs.getString(3);
+                head = rs.getLong(1);
             }
-            long head = Long.parseLong(headText);
-            long oldClaimed;
-            long newClaimed;
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.advanceCursor(t))) {
                 ps.setLong(1, g.groupId());
-                ps.setString(2, xmin);
-                ps.setString(3, xmin);
-                ps.setLong(4, o.batchSize());
+                ps.setLong(2, head);
+                ps.setLong(3, o.batchSize());
+                ps.setLong(4, head);
                 ps.setLong(5, head);
                 ps.setLong(6, head);
-                ps.setLong(7, head);
-                ps.setString(8, xid);
+                ps.setLong(7, g.groupId());
+                ps.setObject(8, token);
+                ps.setDouble(9, leaseSeconds);
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
-                    oldClaimed = rs.getLong(1);
-                    newClaimed = rs.getLong(2);
+                    long oldClaimed = rs.getLong(1);
+                    long newClaimed = rs.getLong(2);
                     pending[0] = rs.getBoolean(3);
+                    long lease = rs.getLong(4);
+                    range[0] = rs.wasNull() ? 0 : lease;
+                    range[1] = oldClaimed + 1;
+                    range[2] = newClaimed;
                 }
-            }
-            range[0] = 0;
-            if (newClaimed > oldClaimed) {
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.insertLease(t))) {
-                    ps.setLong(1, g.groupId());
-                    ps.setLong(2, oldClaimed + 1);
-                    ps.setLong(3, newClaimed);
-                    ps.setObject(4, token);
-                    ps.setDouble(5, leaseSeconds);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        range[0] = rs.getLong(1);
-                    }
-                }
-                range[1] = oldClaimed + 1;
-                range[2] = newClaimed;
             }
             return null;
         });
