@@ -1,0 +1,856 @@
+package dev.sluice.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.ConsumeOptions;
+import dev.sluice.ConsumerGroup;
+import dev.sluice.Consumption;
+import dev.sluice.ConsumptionStats;
+import dev.sluice.GroupConfig;
+import dev.sluice.Outcome;
+import dev.sluice.ProduceOptions;
+import dev.sluice.Producer;
+import dev.sluice.ProducerConfig;
+import dev.sluice.Sluice;
+import dev.sluice.Stream;
+import dev.sluice.StreamConfig;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+
+/**
+ * The {@code e2e} and {@code fanout} benchmarks: producers and consumers of one stream run together
+ * for D seconds. {@code e2e} has one consumer group; {@code fanout} has G groups (default 4) that each
+ * receive every message. Our figure is the sustained rate: per group the smaller of the produce rate
+ * and that group's consume rate, summed over the groups (for e2e simply min(produced/s, consumed/s)).
+ * Beside it the backlog slope: the least-squares trend of (produced - consumed) over samples taken
+ * every 500 ms in the window; a consumer that keeps up has a slope near 0.
+ *
+ * <p>The reference, measured in the same run on the same server right after ours: {@code raw-insert}
+ * (the produce benchmark's reference: batched {@code INSERT ... SELECT * FROM unnest(...)} over as many
+ * connections as the producer keeps transactions in flight, with the mean rows per transaction ours
+ * reached) into an unpartitioned table with the log's columns, running concurrently with G
+ * {@code raw-range-read} readers, each looping {@code SELECT ... WHERE id > cursor ORDER BY id LIMIT B}
+ * and {@code UPDATE} of its cursor row in the same transaction. Its sustained rate is computed the
+ * same way from its own samples; {@code ratio} = ours ÷ reference.
+ *
+ * <pre>{@code
+ * ScenarioResult r = new E2eBenchmark().run(E2eBenchmark.Options.e2e());
+ * System.out.println(BenchJson.line(r.summary()));
+ * }</pre>
+ */
+public final class E2eBenchmark {
+    /** Scenario name of one group. */
+    public static final String E2E = "e2e";
+    /** Scenario name of G groups. */
+    public static final String FANOUT = "fanout";
+    /** The unit of {@code ours} and {@code reference}. */
+    public static final String UNIT = "msgs/s";
+    /** The name of the reference. */
+    public static final String REFERENCE = "raw-insert + raw-range-read";
+
+    private static final Duration SAMPLE_PERIOD = Duration.ofMillis(500);
+    /**
+     * How long a caught-up reference reader waits before it looks again. Chosen as the fastest of the
+     * settings tried on the 2-core machine (docs/benchmarks.md): polling tighter steals CPU from the
+     * inserters, longer only adds latency.
+     */
+    private static final long READER_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    /**
+     * What to run.
+     *
+     * @param scenario           {@value #E2E} or {@value #FANOUT} (names the result only; {@code groups} decides)
+     * @param databaseUrl        JDBC URL of the server to measure; {@code null} starts a temporary embedded one
+     * @param groups             consumer groups on the stream (e2e: 1; fanout default 4)
+     * @param callers            producer threads sharing one producer (default 8)
+     * @param inFlight           {@code produceAsync} calls each producer thread keeps in flight (default 4)
+     * @param duration           measured window of each phase (default 20 s)
+     * @param warmup             time each phase runs before the window opens (default 3 s)
+     * @param payloadBytes       payload size (default 1024)
+     * @param consumeBatch       {@code ConsumeOptions.batchSize} of every group, and the reference readers' LIMIT (default 256)
+     * @param consumeConcurrency {@code ConsumeOptions.concurrency} of every group (default 8)
+     * @param runs               how many times to repeat ours and the reference; medians are reported (default 1)
+     */
+    public record Options(String scenario, String databaseUrl, int groups, int callers, int inFlight, Duration duration,
+                          Duration warmup, int payloadBytes, int consumeBatch, int consumeConcurrency, int runs) {
+        public Options {
+            Objects.requireNonNull(scenario, "scenario");
+            Objects.requireNonNull(duration, "duration");
+            Objects.requireNonNull(warmup, "warmup");
+            if (!scenario.equals(E2E) && !scenario.equals(FANOUT)) {
+                throw new IllegalArgumentException("scenario must be e2e or fanout (got " + scenario + ")");
+            }
+            if (groups < 1 || groups > 64) {
+                throw new IllegalArgumentException("groups must be between 1 and 64 (got " + groups + ")");
+            }
+            if (callers < 1 || callers > 1024) {
+                throw new IllegalArgumentException("callers must be between 1 and 1024 (got " + callers + ")");
+            }
+            if (inFlight < 1 || inFlight > 1024) {
+                throw new IllegalArgumentException("in-flight must be between 1 and 1024 (got " + inFlight + ")");
+            }
+            if (duration.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException("duration must be at least 1s (got " + duration + ")");
+            }
+            if (warmup.isNegative()) {
+                throw new IllegalArgumentException("warmup must not be negative (got " + warmup + ")");
+            }
+            if (payloadBytes < 1 || payloadBytes > StreamConfig.DEFAULT_MAX_PAYLOAD_BYTES) {
+                throw new IllegalArgumentException("payload bytes must be between 1 and "
+                        + StreamConfig.DEFAULT_MAX_PAYLOAD_BYTES + " (got " + payloadBytes + ")");
+            }
+            if (consumeBatch < 1 || consumeBatch > 10_000) {
+                throw new IllegalArgumentException("consume batch must be between 1 and 10000 (got " + consumeBatch + ")");
+            }
+            if (consumeConcurrency < 1 || consumeConcurrency > 1024) {
+                throw new IllegalArgumentException("concurrency must be between 1 and 1024 (got " + consumeConcurrency + ")");
+            }
+            if (runs < 1 || runs > 100) {
+                throw new IllegalArgumentException("runs must be between 1 and 100 (got " + runs + ")");
+            }
+            if (databaseUrl != null && databaseUrl.isBlank()) {
+                databaseUrl = null;
+            }
+        }
+
+        /** e2e defaults: embedded server, 1 group, 8 callers × 4 in flight, 20 s after 3 s, 1 KB, batch 256, concurrency 8. */
+        public static Options e2e() {
+            return new Options(E2E, null, 1, 8, 4, Duration.ofSeconds(20), Duration.ofSeconds(3), 1024, 256, 8, 1);
+        }
+
+        /** fanout defaults: as {@link #e2e()} with 4 groups. */
+        public static Options fanout() {
+            return new Options(FANOUT, null, 4, 8, 4, Duration.ofSeconds(20), Duration.ofSeconds(3), 1024, 256, 8, 1);
+        }
+
+        public Options withDatabaseUrl(String url) {
+            return new Options(scenario, url, groups, callers, inFlight, duration, warmup, payloadBytes, consumeBatch,
+                    consumeConcurrency, runs);
+        }
+
+        public Options withGroups(int n) {
+            return new Options(scenario, databaseUrl, n, callers, inFlight, duration, warmup, payloadBytes, consumeBatch,
+                    consumeConcurrency, runs);
+        }
+
+        public Options withCallers(int n) {
+            return new Options(scenario, databaseUrl, groups, n, inFlight, duration, warmup, payloadBytes, consumeBatch,
+                    consumeConcurrency, runs);
+        }
+
+        public Options withInFlight(int n) {
+            return new Options(scenario, databaseUrl, groups, callers, n, duration, warmup, payloadBytes, consumeBatch,
+                    consumeConcurrency, runs);
+        }
+
+        public Options withDuration(Duration d) {
+            return new Options(scenario, databaseUrl, groups, callers, inFlight, d, warmup, payloadBytes, consumeBatch,
+                    consumeConcurrency, runs);
+        }
+
+        public Options withWarmup(Duration d) {
+            return new Options(scenario, databaseUrl, groups, callers, inFlight, duration, d, payloadBytes, consumeBatch,
+                    consumeConcurrency, runs);
+        }
+
+        public Options withPayloadBytes(int n) {
+            return new Options(scenario, databaseUrl, groups, callers, inFlight, duration, warmup, n, consumeBatch,
+                    consumeConcurrency, runs);
+        }
+
+        public Options withConsumeBatch(int n) {
+            return new Options(scenario, databaseUrl, groups, callers, inFlight, duration, warmup, payloadBytes, n,
+                    consumeConcurrency, runs);
+        }
+
+        public Options withConsumeConcurrency(int n) {
+            return new Options(scenario, databaseUrl, groups, callers, inFlight, duration, warmup, payloadBytes,
+                    consumeBatch, n, runs);
+        }
+
+        public Options withRuns(int n) {
+            return new Options(scenario, databaseUrl, groups, callers, inFlight, duration, warmup, payloadBytes,
+                    consumeBatch, consumeConcurrency, n);
+        }
+    }
+
+    /**
+     * One run: ours, then the reference.
+     *
+     * @param run                 1-based run number
+     * @param ours                our sustained msgs/s: Σ over groups of min(produced/s, consumed/s of the group)
+     * @param reference           the reference's sustained rows/s, computed the same way
+     * @param ratio               ours ÷ reference
+     * @param producedPerSecond   messages committed by our producers per second in the window
+     * @param consumedPerSecond   distinct messages our handlers received per second in the window, summed over groups
+     * @param backlogSlope        our backlog trend in msgs/s (the largest over the groups)
+     * @param referenceInsertPerSecond rows committed by the reference inserters per second in the window
+     * @param referenceReadPerSecond   ids the reference readers' cursors advanced per second, summed over readers
+     * @param referenceBacklogSlope    the reference's backlog trend (the largest over the readers)
+     * @param batchSize           mean messages per producing transaction in our window (from {@code xmin})
+     * @param referenceBatchSize  mean rows per reference insert transaction (matches {@code batchSize})
+     * @param meanRange           mean messages per range our consumers claimed (deliveries ÷ ranges claimed)
+     * @param produced            messages our producers saw committed in the whole phase
+     * @param lost                (group, message) pairs committed but never delivered after the drain (must be 0)
+     * @param duplicates          deliveries of a message a group had already received (at-least-once allows them)
+     * @param drained             whether every group caught up after the producers stopped (within the drain timeout)
+     * @param referenceSkipped    rows the reference readers stepped over (ids committed late below their cursor):
+     *                            the reference does not fence its reads, which makes it faster than a correct reader
+     * @param undrained           when not drained: where the undelivered messages were (cursor, leases, rows), else null
+     */
+    public record RunResult(int run, double ours, double reference, double ratio, double producedPerSecond,
+                            double consumedPerSecond, double backlogSlope, double referenceInsertPerSecond,
+                            double referenceReadPerSecond, double referenceBacklogSlope, double batchSize,
+                            double referenceBatchSize, double meanRange, long produced, long lost, long duplicates,
+                            boolean drained, long referenceSkipped, String undrained) {
+
+        Map<String, Object> toJson(Options o) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("scenario", o.scenario());
+            m.put("kind", "run");
+            m.put("run", run);
+            m.put("ours", BenchJson.round(ours, 1));
+            m.put("reference", BenchJson.round(reference, 1));
+            m.put("reference_name", REFERENCE);
+            m.put("ratio", BenchJson.round(ratio, 3));
+            m.put("unit", UNIT);
+            m.put("duration_s", o.duration().toNanos() / 1e9);
+            m.put("produced_per_s", BenchJson.round(producedPerSecond, 1));
+            m.put("consumed_per_s", BenchJson.round(consumedPerSecond, 1));
+            m.put("backlog_slope_per_s", BenchJson.round(backlogSlope, 1));
+            m.put("groups", o.groups());
+            m.put("reference_insert_per_s", BenchJson.round(referenceInsertPerSecond, 1));
+            m.put("reference_read_per_s", BenchJson.round(referenceReadPerSecond, 1));
+            m.put("reference_backlog_slope_per_s", BenchJson.round(referenceBacklogSlope, 1));
+            m.put("batch_size", BenchJson.round(batchSize, 2));
+            m.put("reference_batch_size", BenchJson.round(referenceBatchSize, 2));
+            m.put("mean_claimed_range", BenchJson.round(meanRange, 1));
+            m.put("produced", produced);
+            m.put("lost", lost);
+            m.put("duplicates", duplicates);
+            m.put("drained", drained);
+            m.put("reference_skipped", referenceSkipped);
+            if (undrained != null) {
+                m.put("undrained", undrained);
+            }
+            return m;
+        }
+    }
+
+    /**
+     * The outcome: every run and the medians.
+     *
+     * @param options     what was run
+     * @param environment where it ran
+     * @param runs        each run, in order
+     */
+    public record Result(Options options, ProduceBenchmark.Environment environment, List<RunResult> runs)
+            implements ScenarioResult {
+        public Result {
+            runs = List.copyOf(runs);
+        }
+
+        /** Median of our sustained msgs/s. */
+        public double ours() {
+            return Bench.median(runs, RunResult::ours);
+        }
+
+        /** Median of the reference's sustained rows/s. */
+        public double reference() {
+            return Bench.median(runs, RunResult::reference);
+        }
+
+        /** Median of the per-run ratios (each pairs two phases measured back to back). */
+        public double ratio() {
+            return Bench.median(runs, RunResult::ratio);
+        }
+
+        /** Median of our backlog slopes. */
+        public double backlogSlope() {
+            return Bench.median(runs, RunResult::backlogSlope);
+        }
+
+        /** Lost (group, message) pairs over all runs; must be 0. */
+        public long lost() {
+            return runs.stream().mapToLong(RunResult::lost).sum();
+        }
+
+        @Override
+        public List<Map<String, Object>> runLines() {
+            return runs.stream().map(r -> r.toJson(options)).toList();
+        }
+
+        @Override
+        public Map<String, Object> summary() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("scenario", options.scenario());
+            m.put("kind", "summary");
+            m.put("ours", BenchJson.round(ours(), 1));
+            m.put("reference", BenchJson.round(reference(), 1));
+            m.put("reference_name", REFERENCE);
+            m.put("ratio", BenchJson.round(ratio(), 3));
+            m.put("unit", UNIT);
+            Bench.putEnvironment(m, environment);
+            m.put("duration_s", options.duration().toNanos() / 1e9);
+            m.put("produced_per_s", BenchJson.round(Bench.median(runs, RunResult::producedPerSecond), 1));
+            m.put("consumed_per_s", BenchJson.round(Bench.median(runs, RunResult::consumedPerSecond), 1));
+            m.put("backlog_slope_per_s", BenchJson.round(backlogSlope(), 1));
+            m.put("groups", options.groups());
+            m.put("warmup_s", options.warmup().toNanos() / 1e9);
+            m.put("callers", options.callers());
+            m.put("in_flight_per_caller", options.inFlight());
+            m.put("payload_bytes", options.payloadBytes());
+            m.put("consume_batch", options.consumeBatch());
+            m.put("consume_concurrency", options.consumeConcurrency());
+            m.put("batch_size", BenchJson.round(Bench.median(runs, RunResult::batchSize), 2));
+            m.put("reference_insert_per_s", BenchJson.round(Bench.median(runs, RunResult::referenceInsertPerSecond), 1));
+            m.put("reference_read_per_s", BenchJson.round(Bench.median(runs, RunResult::referenceReadPerSecond), 1));
+            m.put("reference_backlog_slope_per_s", BenchJson.round(Bench.median(runs, RunResult::referenceBacklogSlope), 1));
+            m.put("runs", runs.size());
+            m.put("embedded", environment.embedded());
+            m.put("lost", lost());
+            return m;
+        }
+
+        @Override
+        public List<String> problems() {
+            List<String> p = new ArrayList<>();
+            for (RunResult r : runs) {
+                if (!r.drained()) {
+                    p.add("run " + r.run() + ": the consumers did not catch up within the drain timeout");
+                }
+                if (r.lost() != 0) {
+                    p.add("run " + r.run() + ": " + r.lost() + " committed messages were never delivered");
+                }
+            }
+            return p;
+        }
+    }
+
+    /** Runs the benchmark without progress callbacks. */
+    public Result run(Options options) {
+        return run(options, ScenarioListener.NONE);
+    }
+
+    /** Runs the benchmark, reporting progress to {@code listener}. */
+    public Result run(Options options, ScenarioListener listener) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(listener, "listener");
+        return Bench.onServer(options.databaseUrl(), (url, embedded) -> runOn(url, embedded, options, listener));
+    }
+
+    private Result runOn(String url, boolean embedded, Options o, ScenarioListener listener) throws SQLException {
+        DataSource ds = Bench.dataSource(url);
+        String schema = Bench.schemaName();
+        try (Connection admin = ds.getConnection()) {
+            admin.setAutoCommit(true);
+            ProduceBenchmark.Environment env = Bench.environment(admin, embedded, schema);
+            listener.started(env);
+            List<RunResult> runs = new ArrayList<>();
+            try {
+                ProducerConfig producerConfig = ProducerConfig.defaults();
+                // The producer's transactions in flight, per group a claim loop and a completing handler
+                // at once, the client's LISTEN session connection, and one spare.
+                int poolSize = producerConfig.maxInFlight() + 2 * o.groups() + 2;
+                try (HikariDataSource pool = Bench.pool(ds, poolSize, "sluice-bench");
+                     Sluice sluice = Sluice.builder().dataSource(pool).schema(schema).allowDestroy(true)
+                             .clientId("sluice-bench").build()) {
+                    for (int run = 1; run <= o.runs(); run++) {
+                        listener.phase(run, "ours");
+                        Side ours = ours(sluice, producerConfig, admin, schema, run, o);
+                        listener.phase(run, REFERENCE);
+                        Side ref = reference(ds, admin, schema, run, ours.batchSize(), producerConfig.maxInFlight(), o);
+                        RunResult r = new RunResult(run, ours.sustained(), ref.sustained(),
+                                ours.sustained() / ref.sustained(), ours.producedPerSecond(), ours.consumedPerSecond(),
+                                ours.slope(), ref.producedPerSecond(), ref.consumedPerSecond(), ref.slope(),
+                                ours.batchSize(), ref.batchSize(), ours.meanRange(), ours.produced(), ours.lost(),
+                                ours.duplicates(), ours.drained(), ref.lost(), ours.undrained());
+                        runs.add(r);
+                        listener.finished(r.toJson(o));
+                    }
+                }
+            } catch (Throwable e) {
+                Bench.dropSchemaAfter(e, admin, schema);
+                throw e;
+            }
+            Bench.dropSchema(admin, schema);
+            return new Result(o, env, runs);
+        }
+    }
+
+    /**
+     * What one phase measured. {@code lost} is, for ours, (group, message) pairs never delivered; for the
+     * reference, rows its readers stepped over.
+     */
+    private record Side(double producedPerSecond, double consumedPerSecond, double sustained, double slope,
+                        double batchSize, double meanRange, long produced, long lost, long duplicates, boolean drained,
+                        String undrained) {
+    }
+
+    /** Figures of a phase from its samples: index 0 is produced, 1..G consumed per group. */
+    private static double[] figures(List<Sampler.Sample> window, int groups) {
+        double produced = Sampler.rate(window, 0);
+        double consumed = 0;
+        double sustained = 0;
+        double slope = Double.NEGATIVE_INFINITY;
+        for (int g = 1; g <= groups; g++) {
+            double c = Sampler.rate(window, g);
+            consumed += c;
+            sustained += Math.min(produced, c);
+            slope = Math.max(slope, Sampler.slope(window, 0, g));
+        }
+        return new double[] {produced, consumed, sustained, slope};
+    }
+
+    // ---------------------------------------------------------------- ours
+
+    /** Messages our producers saw committed; guarded by its own monitor. */
+    private static final class ProducedIds {
+        final BitSet ids = new BitSet();
+        long count;
+        long max;
+        long windowMin = Long.MAX_VALUE;
+        long windowMax = Long.MIN_VALUE;
+
+        synchronized void add(long id, boolean inWindow) {
+            ids.set(Math.toIntExact(id));
+            count++;
+            max = Math.max(max, id);
+            if (inWindow) {
+                windowMin = Math.min(windowMin, id);
+                windowMax = Math.max(windowMax, id);
+            }
+        }
+
+        synchronized long count() {
+            return count;
+        }
+    }
+
+    /** What one group's handlers received; guarded by its own monitor. */
+    private static final class Received {
+        final BitSet ids = new BitSet();
+        long distinct;
+        long duplicates;
+
+        synchronized void add(long id) {
+            int i = Math.toIntExact(id);
+            if (ids.get(i)) {
+                duplicates++;
+            } else {
+                ids.set(i);
+                distinct++;
+            }
+        }
+
+        synchronized long distinct() {
+            return distinct;
+        }
+
+        synchronized long missing(BitSet produced) {
+            BitSet m = (BitSet) produced.clone();
+            m.andNot(ids);
+            return m.cardinality();
+        }
+    }
+
+    private Side ours(Sluice sluice, ProducerConfig config, Connection admin, String schema, int run, Options o)
+            throws SQLException {
+        Stream<byte[]> stream = sluice.stream("bench." + o.scenario() + "-" + run);
+        stream.register(StreamConfig.defaults());
+        long streamId = stream.get().orElseThrow(() -> new BenchmarkException("the stream vanished after registration")).id();
+        String log = Bench.quote(schema) + ".message_log_" + streamId;
+        List<ConsumerGroup<byte[]>> groups = new ArrayList<>();
+        for (int g = 1; g <= o.groups(); g++) {
+            ConsumerGroup<byte[]> group = stream.consumerGroup("g" + g);
+            group.register(GroupConfig.defaults());
+            groups.add(group);
+        }
+        Bench.checkpoint(admin);
+
+        ProducedIds produced = new ProducedIds();
+        Received[] received = new Received[o.groups()];
+        List<Consumption> consumptions = new ArrayList<>();
+        ConsumeOptions consumeOptions = ConsumeOptions.defaults().withBatchSize(o.consumeBatch())
+                .withConcurrency(o.consumeConcurrency());
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        long[] delivered = new long[1];
+        long[] ranges = new long[1];
+        boolean drained;
+        String undrained = null;
+        List<Sampler.Sample> window;
+        try {
+            for (int g = 0; g < o.groups(); g++) {
+                Received r = new Received();
+                received[g] = r;
+                // A no-op handler: it only notes the id, so the figure is the cost of delivery itself.
+                consumptions.add(groups.get(g).consume(m -> {
+                    r.add(m.id());
+                    return Outcome.success();
+                }, consumeOptions));
+            }
+            long start = System.nanoTime();
+            Phase phase = Phase.start(o.warmup(), o.duration());
+            long windowStart = start + o.warmup().toNanos();
+            long windowEnd = windowStart + o.duration().toNanos();
+            try (Sampler sampler = Sampler.start(start, SAMPLE_PERIOD, () -> {
+                long[] v = new long[o.groups() + 1];
+                v[0] = produced.count();
+                for (int g = 0; g < o.groups(); g++) {
+                    v[g + 1] = received[g].distinct();
+                }
+                return v;
+            })) {
+                try (Producer<byte[]> producer = stream.producer(config)) {
+                    phase.run(o.callers(), "bench-" + o.scenario() + "-caller-", i -> {
+                        byte[] payload = Bench.randomBytes(o.payloadBytes());
+                        // Each caller keeps up to inFlight produces pending, as an application using
+                        // produceAsync with a bound would; the batcher coalesces them into transactions.
+                        Semaphore permits = new Semaphore(o.inFlight());
+                        while (phase.running()) {
+                            permits.acquire();
+                            producer.produceAsync(payload, ProduceOptions.NONE).whenComplete((p, e) -> {
+                                try {
+                                    if (e != null) {
+                                        failure.compareAndSet(null, e);
+                                    } else {
+                                        produced.add(p.id(), phase.measured(System.nanoTime()));
+                                    }
+                                } finally {
+                                    permits.release();
+                                }
+                            });
+                            Throwable f = failure.get();
+                            if (f != null) {
+                                throw new BenchmarkException("a produce failed: " + f, f);
+                            }
+                        }
+                        if (!permits.tryAcquire(o.inFlight(), 60, TimeUnit.SECONDS)) {
+                            throw new BenchmarkException("produces were still pending 60 s after the window");
+                        }
+                    });
+                }
+                sampler.awaitSampleAfter(windowEnd);
+                window = sampler.between(windowStart, windowEnd, SAMPLE_PERIOD);
+            }
+            if (failure.get() != null) {
+                throw new BenchmarkException("a produce failed: " + failure.get(), failure.get());
+            }
+            drained = drain(produced, received, o);
+            if (!drained) {
+                // Say where the undelivered messages are stuck while the consumers still run.
+                undrained = diagnose(admin, schema, streamId, groups, produced, received);
+            }
+        } finally {
+            for (Consumption c : consumptions) {
+                c.close();
+                ConsumptionStats s = c.stats();
+                delivered[0] += s.delivered();
+                ranges[0] += s.rangesClaimed() + s.rangesReclaimed();
+            }
+        }
+        if (produced.windowMax < produced.windowMin) {
+            throw new BenchmarkException("no message was produced inside the measured window of run " + run);
+        }
+        double batchSize = meanBatch(admin, log, produced.windowMin, produced.windowMax);
+        long lost = 0;
+        long duplicates = 0;
+        for (Received r : received) {
+            lost += r.missing(produced.ids);
+            duplicates += r.duplicates;
+        }
+        stream.destroy(true);
+        double[] f = figures(window, o.groups());
+        return new Side(f[0], f[1], f[2], f[3], batchSize, ranges[0] == 0 ? Double.NaN : (double) delivered[0] / ranges[0],
+                produced.count(), lost, duplicates, drained, undrained);
+    }
+
+    /**
+     * For each group that misses messages after the drain timeout: the first missing ids, the group's
+     * cursor, the claim leases and exception rows around them. Read-only; for the report.
+     */
+    private static String diagnose(Connection admin, String schema, long streamId, List<ConsumerGroup<byte[]>> groups,
+                                   ProducedIds produced, Received[] received) {
+        StringBuilder b = new StringBuilder();
+        String q = Bench.quote(schema);
+        for (int g = 0; g < received.length; g++) {
+            BitSet missing;
+            synchronized (produced) {
+                missing = (BitSet) produced.ids.clone();
+            }
+            synchronized (received[g]) {
+                missing.andNot(received[g].ids);
+            }
+            if (missing.isEmpty()) {
+                continue;
+            }
+            List<Long> ids = new ArrayList<>();
+            for (int i = missing.nextSetBit(0); i >= 0 && ids.size() < 10; i = missing.nextSetBit(i + 1)) {
+                ids.add((long) i);
+            }
+            b.append("group ").append(groups.get(g).name()).append(": ").append(missing.cardinality())
+                    .append(" missing, first ").append(ids);
+            try {
+                long groupId = groups.get(g).get().orElseThrow().id();
+                b.append("; cursor ").append(rows(admin, "SELECT claimed, committed, settled_head, pending_head, pending_xid"
+                        + " FROM " + q + ".consumer_group_cursor_" + streamId + " WHERE consumer_group_id = " + groupId));
+                long low = ids.get(0);
+                b.append("; leases ").append(rows(admin, "SELECT low, high, expires_at > now() AS live, reclaims, released,"
+                        + " cardinality(resolved) FROM " + q + ".claim_lease_" + streamId + " WHERE consumer_group_id = "
+                        + groupId + " ORDER BY low LIMIT 5"));
+                b.append("; rows ").append(rows(admin, "SELECT message_id, status, attempts, can_run_after > now() AS later"
+                        + " FROM " + q + ".exception_queue_" + streamId + " WHERE consumer_group_id = " + groupId
+                        + " AND message_id >= " + low + " ORDER BY message_id LIMIT 5"));
+                b.append("; in log ").append(rows(admin, "SELECT count(*) FROM " + q + ".message_log_" + streamId
+                        + " WHERE id = ANY('{" + ids.stream().map(String::valueOf).reduce((x, y) -> x + "," + y).orElse("")
+                        + "}'::bigint[])"));
+            } catch (SQLException | RuntimeException e) {
+                b.append("; diagnosis failed: ").append(e.getMessage());
+            }
+            b.append(". ");
+        }
+        return b.toString().trim();
+    }
+
+    private static String rows(Connection c, String sql) throws SQLException {
+        StringBuilder b = new StringBuilder("[");
+        try (java.sql.Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            int n = rs.getMetaData().getColumnCount();
+            while (rs.next()) {
+                b.append(b.length() > 1 ? ", " : "").append('(');
+                for (int i = 1; i <= n; i++) {
+                    b.append(i > 1 ? " " : "").append(rs.getString(i));
+                }
+                b.append(')');
+            }
+        }
+        return b.append(']').toString();
+    }
+
+    /** Waits until every group received every committed message; false when they did not catch up in time. */
+    private static boolean drain(ProducedIds produced, Received[] received, Options o) {
+        long target = produced.count();
+        // Generous: a consumer slower than the producers has a backlog of up to the whole window to work off.
+        long deadline = System.nanoTime() + Math.max(TimeUnit.SECONDS.toNanos(60), 3 * o.duration().toNanos());
+        while (System.nanoTime() < deadline) {
+            boolean all = true;
+            for (Received r : received) {
+                if (r.distinct() < target) {
+                    all = false;
+                    break;
+                }
+            }
+            if (all) {
+                return true;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+        return false;
+    }
+
+    /** Mean messages per producing transaction over ids in the window: each batch is one transaction (one xmin). */
+    private static double meanBatch(Connection admin, String log, long minId, long maxId) throws SQLException {
+        try (PreparedStatement ps = admin.prepareStatement("SELECT count(*)::float8 / count(DISTINCT xmin::text::bigint) FROM "
+                + log + " WHERE id BETWEEN ? AND ?")) {
+            ps.setLong(1, minId);
+            ps.setLong(2, maxId);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getDouble(1);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- reference
+
+    private Side reference(DataSource ds, Connection admin, String schema, int run, double meanBatch, int inserters,
+                           Options o) throws SQLException {
+        if (!(meanBatch >= 1)) {
+            throw new BenchmarkException("mean batch size " + meanBatch + " of run " + run + " is below 1");
+        }
+        String table = Bench.quote(schema) + ".raw_" + o.scenario() + "_" + run;
+        String cursors = Bench.quote(schema) + ".raw_" + o.scenario() + "_cursor_" + run;
+        Bench.execute(admin, "CREATE TABLE " + table + " (" + Bench.LOG_COLUMNS + ")");
+        Bench.execute(admin, "CREATE TABLE " + cursors + " (reader int PRIMARY KEY, position bigint NOT NULL)");
+        Bench.execute(admin, "INSERT INTO " + cursors + " SELECT g, 0 FROM generate_series(1, " + o.groups() + ") g");
+        Bench.checkpoint(admin);
+
+        String insert = "INSERT INTO " + table + " (schema_version, content_type, payload) "
+                + "SELECT * FROM unnest(?::int[], ?::text[], ?::bytea[])";
+        // The columns our consumer fetches for every message (SELECT list of the claim's fetch, minus the
+        // compaction join that is a Sluice feature).
+        String select = "SELECT id, created_at, schema_version, content_type, routing_key, message_key, compaction_rank,"
+                + " headers::text, options::text, payload FROM " + table + " WHERE id > ? ORDER BY id LIMIT ?";
+        String advance = "UPDATE " + cursors + " SET position = ? WHERE reader = ?";
+        int low = (int) Math.floor(meanBatch);
+        AtomicLong inserted = new AtomicLong();
+        AtomicLong[] read = new AtomicLong[o.groups()];
+        BitSet[] seen = new BitSet[o.groups()];
+        for (int g = 0; g < o.groups(); g++) {
+            read[g] = new AtomicLong();
+            seen[g] = new BitSet();
+        }
+        long[] transactions = new long[inserters];
+        long[] windowRows = new long[inserters];
+        long start = System.nanoTime();
+        Phase phase = Phase.start(o.warmup(), o.duration());
+        long windowStart = start + o.warmup().toNanos();
+        long windowEnd = windowStart + o.duration().toNanos();
+        List<Sampler.Sample> window;
+        try (Sampler sampler = Sampler.start(start, SAMPLE_PERIOD, () -> {
+            long[] v = new long[o.groups() + 1];
+            v[0] = inserted.get();
+            for (int g = 0; g < o.groups(); g++) {
+                v[g + 1] = read[g].get();
+            }
+            return v;
+        })) {
+            phase.run(inserters + o.groups(), "bench-raw-" + o.scenario() + "-", i -> {
+                try (Connection c = ds.getConnection()) {
+                    c.setAutoCommit(false);
+                    if (i < inserters) {
+                        insertLoop(c, insert, phase, low, meanBatch, o.payloadBytes(), inserted, transactions, windowRows, i);
+                    } else {
+                        int g = i - inserters;
+                        readLoop(c, select, advance, phase, g, o.consumeBatch(), read[g], seen[g]);
+                    }
+                }
+            });
+            sampler.awaitSampleAfter(windowEnd);
+            window = sampler.between(windowStart, windowEnd, SAMPLE_PERIOD);
+        }
+        long rows = Bench.queryLong(admin, "SELECT count(*) FROM " + table);
+        if (rows != inserted.get()) {
+            throw new BenchmarkException("the reference table holds " + rows + " rows but " + inserted.get()
+                    + " were committed");
+        }
+        // Rows a reader stepped over: ids below its final position that it never returned (a late
+        // commit below the cursor). A fenced reader would not lose them, and would be slower; they are
+        // reported, and the read rate counts them as read (cursor position), which favours the reference.
+        long skipped = 0;
+        for (int g = 0; g < o.groups(); g++) {
+            long position = Bench.queryLong(admin, "SELECT position FROM " + cursors + " WHERE reader = " + (g + 1));
+            try (PreparedStatement ps = admin.prepareStatement("SELECT id FROM " + table + " WHERE id <= ?")) {
+                ps.setLong(1, position);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        if (!seen[g].get(Math.toIntExact(rs.getLong(1)))) {
+                            skipped++;
+                        }
+                    }
+                }
+            }
+        }
+        Bench.execute(admin, "DROP TABLE " + table + ", " + cursors);
+        long tx = Arrays.stream(transactions).sum();
+        long wr = Arrays.stream(windowRows).sum();
+        if (tx == 0) {
+            throw new BenchmarkException("the reference committed nothing inside the measured window of run " + run);
+        }
+        double[] f = figures(window, o.groups());
+        return new Side(f[0], f[1], f[2], f[3], (double) wr / tx, Double.NaN, inserted.get(), skipped, 0, true, null);
+    }
+
+    /**
+     * One raw-insert connection: a prepared multi-row insert and a commit, looping; transactions carry
+     * ⌊meanBatch⌋ or ⌈meanBatch⌉ rows so that their mean matches ours (see ProduceBenchmark).
+     */
+    private static void insertLoop(Connection c, String insert, Phase phase, int low, double meanBatch, int payloadBytes,
+                                   AtomicLong inserted, long[] transactions, long[] windowRows, int i) throws SQLException {
+        Object[][] rows = {columns(low, payloadBytes), columns(low + 1, payloadBytes)};
+        try (PreparedStatement ps = c.prepareStatement(insert)) {
+            long k = 0;
+            while (phase.running()) {
+                k++;
+                long size = (long) Math.floor(k * meanBatch) - (long) Math.floor((k - 1) * meanBatch);
+                Object[] r = rows[size > low ? 1 : 0];
+                // Arrays are built per transaction, as they would be for rows that differ each time.
+                ps.setArray(1, c.createArrayOf("int4", (Object[]) r[0]));
+                ps.setArray(2, c.createArrayOf("text", (Object[]) r[1]));
+                ps.setArray(3, c.createArrayOf("bytea", (Object[]) r[2]));
+                int n = ps.executeUpdate();
+                c.commit();
+                inserted.addAndGet(n);
+                if (phase.measured(System.nanoTime())) {
+                    transactions[i]++;
+                    windowRows[i] += n;
+                }
+            }
+        }
+    }
+
+    private static Object[] columns(int n, int payloadBytes) {
+        Integer[] versions = new Integer[n];
+        String[] types = new String[n];
+        byte[][] payloads = new byte[n][];
+        Arrays.fill(versions, Bench.SCHEMA_VERSION);
+        Arrays.fill(types, Bench.CONTENT_TYPE);
+        for (int k = 0; k < n; k++) {
+            payloads[k] = Bench.randomBytes(payloadBytes);
+        }
+        return new Object[] {versions, types, payloads};
+    }
+
+    /**
+     * One raw-range-read connection: read the next rows above the cursor, then advance the cursor row in
+     * the same transaction (at-least-once for a single reader). A caught-up reader waits briefly.
+     */
+    private static void readLoop(Connection c, String select, String advance, Phase phase, int g, int limit,
+                                 AtomicLong read, BitSet seen) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(select); PreparedStatement up = c.prepareStatement(advance)) {
+            long position = 0;
+            while (phase.running()) {
+                ps.setLong(1, position);
+                ps.setInt(2, limit);
+                int n = 0;
+                long last = position;
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        // Read every column, as a consumer decoding the message would.
+                        last = rs.getLong(1);
+                        rs.getTimestamp(2);
+                        rs.getInt(3);
+                        rs.getString(4);
+                        rs.getString(5);
+                        rs.getString(6);
+                        rs.getLong(7);
+                        rs.getString(8);
+                        rs.getString(9);
+                        rs.getBytes(10);
+                        seen.set(Math.toIntExact(last));
+                        n++;
+                    }
+                }
+                if (n == 0) {
+                    c.commit(); // ends the read-only transaction; no xid, no WAL flush
+                    LockSupport.parkNanos(READER_IDLE_NANOS);
+                    continue;
+                }
+                up.setLong(1, last);
+                up.setInt(2, g + 1);
+                up.executeUpdate();
+                c.commit();
+                position = last;
+                // Ids of the fresh table are dense from 1 (bigserial, no rollbacks), so the position is the
+                // number of rows passed. Counted by cursor position, not by rows returned: ids the reader stepped over count as
+                // read, so its occasional skips (see referenceSkipped) never make the reference look slower.
+                read.set(position);
+            }
+        }
+    }
+}

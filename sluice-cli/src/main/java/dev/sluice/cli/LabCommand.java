@@ -1,0 +1,93 @@
+package dev.sluice.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.bench.lab.Lab;
+import dev.sluice.bench.lab.LabOptions;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code sluice bench lab}: the reliability lab (docs/reliability-lab.md). Exit 0 only on pass. */
+@Command(name = "lab", description = {"The reliability lab: producers and consumers as separate processes under faults;",
+        "a ledger and SQL checks classify every message. Exit 0 only on a pass verdict."})
+final class LabCommand extends Base {
+    @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "60s", description = "How long producers run (default: ${DEFAULT-VALUE}).")
+    String duration;
+
+    @Option(names = "--drain-timeout", paramLabel = "DURATION", defaultValue = "3m", description = "Drain limit (default: ${DEFAULT-VALUE}).")
+    String drainTimeout;
+
+    @Option(names = "--producers", defaultValue = "1", description = "Producer processes (default: ${DEFAULT-VALUE}).")
+    int producers;
+
+    @Option(names = "--consumers", defaultValue = "3", description = "Consumer processes (default: ${DEFAULT-VALUE}).")
+    int consumers;
+
+    @Option(names = "--rate", defaultValue = "100", description = "Messages per second per producer (default: ${DEFAULT-VALUE}).")
+    int rate;
+
+    @Option(names = "--failure-rate", defaultValue = "0.05", description = "Share of first deliveries that fail (default: ${DEFAULT-VALUE}).")
+    double failureRate;
+
+    @Option(names = "--hang-rate", defaultValue = "0.01", description = "Share of first deliveries that hang past the lease (default: ${DEFAULT-VALUE}).")
+    double hangRate;
+
+    @Option(names = "--kill-every", paramLabel = "DURATION", defaultValue = "15s", description = "SIGKILL a consumer this often; 0 = off (default: ${DEFAULT-VALUE}).")
+    String killEvery;
+
+    @Option(names = "--terminate-every", paramLabel = "DURATION", defaultValue = "20s", description = "pg_terminate_backend lab connections this often; 0 = off (default: ${DEFAULT-VALUE}).")
+    String terminateEvery;
+
+    @Option(names = "--restart-at", paramLabel = "DURATION", defaultValue = "25s", description = "Restart the embedded PostgreSQL once at this point; 0 = off (default: ${DEFAULT-VALUE}).")
+    String restartAt;
+
+    @Option(names = "--long-transactions", defaultValue = "0.1", description = "Share produced in long transactions (default: ${DEFAULT-VALUE}).")
+    double longTransactions;
+
+    @Option(names = "--lease", paramLabel = "DURATION", defaultValue = "3s", description = "Consumers' lease timeout (default: ${DEFAULT-VALUE}).")
+    String lease;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Randomness of the run (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--json", description = "Same as -o json: the summary as one JSON line.")
+    boolean jsonFlag;
+
+    private static Duration d(String s) {
+        return s.equals("0") ? Duration.ZERO : Durations.parse(s);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        boolean json = jsonFlag || json();
+        PrintWriter out = out();
+        PrintWriter err = spec.commandLine().getErr();
+        LabOptions options;
+        try {
+            options = new LabOptions(globals().effectiveDatabaseUrl(), Durations.parse(duration), Durations.parse(drainTimeout),
+                    producers, consumers, rate, failureRate, hangRate, d(killEvery), d(terminateEvery),
+                    globals().effectiveDatabaseUrl() == null ? d(restartAt) : Duration.ZERO, longTransactions, Durations.parse(lease), seed);
+        } catch (IllegalArgumentException e) {
+            throw new Main.UsageException(e.getMessage());
+        }
+        Lab.Result r = new Lab(options, line -> {
+            err.println(line);
+            err.flush();
+        }).run();
+        Map<String, Object> summary = r.summary(options);
+        if (json) {
+            out.println(new ObjectMapper().writeValueAsString(summary));
+        } else {
+            out.println("verdict:           " + r.verdict() + (r.reason() == null ? "" : " (" + r.reason() + ")"));
+            summary.forEach((k, v) -> {
+                if (!k.equals("verdict") && !k.equals("reason") && v != null) {
+                    out.println(String.format("%-18s %s", k + ":", v));
+                }
+            });
+        }
+        out.flush();
+        return "pass".equals(r.verdict()) ? Main.OK : Main.FAILURE;
+    }
+}
