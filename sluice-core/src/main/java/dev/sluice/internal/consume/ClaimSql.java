@@ -9,7 +9,7 @@ final class ClaimSql {
 
     /** A scalar subquery: the highest id drawn from the stream's sequence (no xid, no scan). */
     static String head(FamilyTables t) {
-        return "(SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM " + t.messageLogSequence() + ")";
+        return "(SELECT " + t.headExpression() + ")";
     }
 
     /**
@@ -47,10 +47,7 @@ final class ClaimSql {
         return "WITH snap AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin, pg_current_xact_id() AS me),"
                 + " cur AS (SELECT * FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? FOR UPDATE),"
                 + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xid, snap.me,"
-                // Settling a fresh observation in its own transaction when the snapshot is quiet (xmin =
-                // our xid) is switched off until the e2e loss under load (see the closing note of
-                // issue 4) is explained: the loss also happens without it, but it must not muddy the hunt.
-                + "   false AS quiet,"
+                + "   (snap.xmin >= snap.me) AS quiet,"
                 + "   (cur.pending_xid IS NOT NULL AND snap.xmin > cur.pending_xid) AS promoted,"
                 + "   CASE WHEN cur.pending_xid IS NOT NULL AND snap.xmin > cur.pending_xid"
                 + "        THEN greatest(cur.settled_head, cur.pending_head) ELSE cur.settled_head END AS settled0"

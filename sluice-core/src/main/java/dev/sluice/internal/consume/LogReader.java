@@ -55,8 +55,7 @@ public final class LogReader {
     }
 
     private static long sequenceHead(Connection c, FamilyTables t) throws java.sql.SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM "
-                + t.messageLogSequence()); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + t.headExpression()); ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
         }

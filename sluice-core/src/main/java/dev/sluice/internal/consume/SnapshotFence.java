@@ -27,8 +27,7 @@ public final class SnapshotFence {
      */
     public static Observation observe(Connection c, FamilyTables t) throws SQLException {
         // MATERIALIZED: the head is read before the xid is allocated (the order the proof needs).
-        try (PreparedStatement ps = c.prepareStatement("WITH h AS MATERIALIZED (SELECT CASE WHEN is_called THEN last_value"
-                + " ELSE last_value - 1 END AS head FROM " + t.messageLogSequence() + ")"
+        try (PreparedStatement ps = c.prepareStatement("WITH h AS MATERIALIZED (SELECT " + t.headExpression() + " AS head)"
                 + " SELECT h.head, pg_current_xact_id()::text FROM h");
              ResultSet rs = ps.executeQuery()) {
             rs.next();

@@ -100,7 +100,7 @@ public final class PartitionKeeper {
 
     private long sequenceValue(Connection c) throws SQLException {
         try (Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT last_value FROM " + tables.messageLogSequence())) {
+             ResultSet rs = s.executeQuery("SELECT " + tables.headExpression())) {
             rs.next();
             return rs.getLong(1);
         }

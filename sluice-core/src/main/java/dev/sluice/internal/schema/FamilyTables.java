@@ -40,6 +40,17 @@ public record FamilyTables(String quotedSchema, long streamId) {
         return quotedSchema + ".message_log_" + streamId + "_id_seq";
     }
 
+    /**
+     * An SQL expression for the highest id drawn so far (0 before the first). It must go through
+     * {@code pg_sequence_last_value}, which reads under the sequence's buffer lock: a plain
+     * {@code SELECT last_value FROM seq} can see the transient value nextval writes while it WAL-logs a
+     * fetch-ahead (up to 32 ids that no one has drawn yet) — a head "from the future" breaks the
+     * snapshot fence (found by the e2e benchmark's no-loss check).
+     */
+    public String headExpression() {
+        return "coalesce(pg_sequence_last_value('" + messageLogSequence() + "'::regclass), 0)";
+    }
+
     public String idempotencyKey() {
         return qualified("idempotency_key");
     }
