@@ -17,10 +17,10 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A diagnostic for the open loss under load (issue 4's closing note): 8 callers produce as fast as the
- * batcher allows for 8 s while one consumer group consumes; afterwards every committed id must have
- * been delivered. On a miss it prints the missing rows with the xid of the transaction that wrote
- * them and the group's cursor, and exits 1.
+ * A load probe for the snapshot fence: 8 callers produce as fast as the batcher allows for 8 s while
+ * one consumer group consumes; afterwards every committed id must have been delivered. On a miss it
+ * prints the missing rows with the xid of the transaction that wrote them and the group's cursor, and
+ * exits 1. It reproduced the loss fixed by reading the head with {@code pg_sequence_last_value}.
  *
  * <pre>java -cp sluice-cli/target/sluice.jar dev.sluice.bench.LossProbe</pre>
  */
