@@ -42,7 +42,11 @@ import javax.sql.DataSource;
  *       without the library it falls back to committed + rolled-back transactions from
  *       {@code pg_stat_database} and says so in {@code statement_source};</li>
  *   <li>transaction ids: {@code pg_current_xact_id()} read at the start and at the end of the window
- *       (each read takes one id itself; the end read's own is subtracted);</li>
+ *       (each read takes one id itself; the end read's own is subtracted). These are the whole server's,
+ *       autovacuum included (an ANALYZE takes one per table, and catalogs get analyzed after the DDL of
+ *       registration), so the run also reports autovacuum runs in the window and the WAL records the
+ *       counted statements wrote: a client statement that takes an xid writes (a row, a row lock), so
+ *       0 WAL records means the clients took none;</li>
  *   <li>transactions: {@code pg_stat_database.xact_commit + xact_rollback}, our own meter
  *       transactions subtracted (statistics are flushed lazily, so this one is approximate).</li>
  * </ul>
@@ -122,12 +126,15 @@ public final class IdleBenchmark {
      * @param transactions        transactions in the window (approximate; see the class comment)
      * @param xids                transaction ids assigned in the window (by anyone, autovacuum included)
      * @param autovacuumRuns      autovacuum and autoanalyze runs on the database's tables in the window
+     * @param statementWalRecords WAL records written by the counted statements (null without pg_stat_statements);
+     *                            0 means no client statement wrote anything, so none took a transaction id
      * @param topStatements       the most frequent statements of the window (calls, query text shortened)
      * @param deliveries          handler calls of the idle consumers (must be 0: nothing was produced)
      */
     public record Result(Options options, ProduceBenchmark.Environment environment, double seconds,
                          String statementSource, long statements, long transactions, long xids, long autovacuumRuns,
-                         List<Map<String, Object>> topStatements, long deliveries) implements ScenarioResult {
+                         Long statementWalRecords, List<Map<String, Object>> topStatements, long deliveries)
+            implements ScenarioResult {
         public Result {
             topStatements = List.copyOf(topStatements);
         }
@@ -157,6 +164,7 @@ public final class IdleBenchmark {
             m.put("transactions", transactions);
             m.put("xids", xids);
             m.put("autovacuum_runs", autovacuumRuns);
+            m.put("statement_wal_records", statementWalRecords);
             m.put("window_s", BenchJson.round(seconds, 3));
             m.put("top_statements", topStatements);
             return List.of(m);
@@ -181,6 +189,7 @@ public final class IdleBenchmark {
             m.put("statements", statements);
             m.put("xids", xids);
             m.put("autovacuum_runs", autovacuumRuns);
+            m.put("statement_wal_records", statementWalRecords);
             m.put("warmup_s", options.warmup().toNanos() / 1e9);
             m.put("embedded", environment.embedded());
             return m;
@@ -258,15 +267,6 @@ public final class IdleBenchmark {
                         group.register(GroupConfig.defaults());
                         groups.add(group);
                     }
-                    if (embedded) {
-                        // Registration just created tables (catalog rows by the hundred): autovacuum would
-                        // ANALYZE them, catalogs included, within its next naptime, taking a transaction id
-                        // per table inside the window. That is the aftermath of DDL, not the cost of idle
-                        // groups; on the benchmark's own server, catch up now. (Not on a user's database,
-                        // where a database-wide ANALYZE may be expensive: there the autovacuum runs of the
-                        // window are reported beside the xids.)
-                        Bench.execute(admin, "ANALYZE");
-                    }
                     AtomicLong deliveries = new AtomicLong();
                     List<Consumption> consumptions = new ArrayList<>();
                     try {
@@ -322,7 +322,8 @@ public final class IdleBenchmark {
         }
     }
 
-    private record Snapshot(Map<Long, Long> calls, Map<Long, String> texts, long transactions, long autovacuum) {
+    private record Snapshot(Map<Long, Long> calls, Map<Long, Long> wal, Map<Long, String> texts, long transactions,
+                            long autovacuum) {
     }
 
     private Result measure(Connection admin, String pgss, Options o, ProduceBenchmark.Environment env, AtomicLong deliveries)
@@ -342,6 +343,7 @@ public final class IdleBenchmark {
         long meterTransactions = 4 + (pgss == null ? 0 : 1);
         long transactions = Math.max(0, after.transactions() - before.transactions() - meterTransactions);
         long statements;
+        Long walRecords = null;
         List<Map<String, Object>> top = new ArrayList<>();
         String source;
         if (pgss != null) {
@@ -354,6 +356,11 @@ public final class IdleBenchmark {
                 }
             }
             statements = delta.values().stream().mapToLong(Long::longValue).sum();
+            // WAL records the counted statements wrote: a statement that takes a transaction id writes
+            // (an insert, an update, a lock on a row), so 0 here means the clients took no xid and the
+            // window's xids were the server's own (autovacuum's ANALYZE of catalogs, for instance).
+            walRecords = after.wal().entrySet().stream()
+                    .mapToLong(e -> Math.max(0, e.getValue() - before.wal().getOrDefault(e.getKey(), 0L))).sum();
             delta.entrySet().stream().sorted(Map.Entry.<Long, Long>comparingByValue(Comparator.reverseOrder())).limit(10)
                     .forEach(e -> {
                         Map<String, Object> s = new LinkedHashMap<>();
@@ -369,23 +376,26 @@ public final class IdleBenchmark {
         // xid1 is the end read's own id; xid0 + 1 .. xid1 - 1 were taken by everybody else.
         long xids = Math.max(0, xid1 - xid0 - 1);
         return new Result(o, env, seconds, source, statements, transactions, xids,
-                Math.max(0, after.autovacuum() - before.autovacuum()), top, deliveries.get());
+                Math.max(0, after.autovacuum() - before.autovacuum()), walRecords, top, deliveries.get());
     }
 
     private static Snapshot snapshot(Connection admin, String pgss) throws SQLException {
         Map<Long, Long> calls = new HashMap<>();
+        Map<Long, Long> wal = new HashMap<>();
         Map<Long, String> texts = new HashMap<>();
         long transactions;
         if (pgss != null) {
             // Per statement of this database; the meter's own queries carry a marker and are left out.
             // (userid, queryid, toplevel) identifies an entry; summed per queryid here.
-            try (PreparedStatement ps = admin.prepareStatement(METER + "SELECT queryid, sum(calls)::bigint, min(query) FROM "
-                    + pgss + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            try (PreparedStatement ps = admin.prepareStatement(METER + "SELECT queryid, sum(calls)::bigint, min(query),"
+                    + " sum(wal_records)::bigint FROM " + pgss
+                    + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
                     + " AND queryid IS NOT NULL AND query NOT LIKE '%sluice-bench-meter%' GROUP BY queryid");
                  ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     calls.put(rs.getLong(1), rs.getLong(2));
                     texts.put(rs.getLong(1), rs.getString(3));
+                    wal.put(rs.getLong(1), rs.getLong(4));
                 }
             }
         }
@@ -395,7 +405,7 @@ public final class IdleBenchmark {
                 + " FROM pg_stat_all_tables");
         transactions = Bench.queryLong(admin, METER + "SELECT xact_commit + xact_rollback FROM pg_stat_database"
                 + " WHERE datname = current_database()");
-        return new Snapshot(calls, texts, transactions, autovacuum);
+        return new Snapshot(calls, wal, texts, transactions, autovacuum);
     }
 
     private static long xid(Connection admin) throws SQLException {

@@ -24,6 +24,8 @@ class IdleBenchmarkTest {
         assertThat(result.seconds()).isGreaterThanOrEqualTo(2.0);
         assertThat(result.statements()).isNotNegative();
         assertThat(result.xids()).isNotNegative();
+        assertThat(result.autovacuumRuns()).isNotNegative();
+        assertThat(result.statementWalRecords()).isNotNull().isNotNegative();
         assertThat(result.deliveries()).isZero();
         JsonNode summary = BenchAssertions.summary(result, "idle", FIELDS);
         assertThat(summary.get("groups").asInt()).isEqualTo(3);
@@ -42,6 +44,7 @@ class IdleBenchmarkTest {
 
             assertThat(result.statementSource()).isEqualTo("pg_stat_database (transactions)");
             assertThat(result.statements()).isEqualTo(result.transactions()).isNotNegative();
+            assertThat(result.statementWalRecords()).isNull();
             BenchAssertions.summary(result, "idle", FIELDS);
             BenchAssertions.assertNoBenchSchemaLeft(plain);
         }

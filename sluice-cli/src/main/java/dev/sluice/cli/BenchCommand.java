@@ -495,13 +495,13 @@ final class BenchCommand {
 
         @Override
         List<String> runFields() {
-            return List.of("statements", "transactions", "xids", "autovacuum_runs", "window_s");
+            return List.of("statements", "transactions", "xids", "autovacuum_runs", "statement_wal_records", "window_s");
         }
 
         @Override
         List<String> textFields() {
             return List.of("groups", "stmts_per_s_per_group", "xids_per_s_per_group", "xacts_per_s_per_group",
-                    "statement_source", "autovacuum_runs");
+                    "statement_source", "autovacuum_runs", "statement_wal_records");
         }
     }
 
