@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -26,6 +27,15 @@ import picocli.CommandLine.Parameters;
                 ConsumerCommand.Dead.class, ConsumerCommand.Redrive.class, ConsumerCommand.Purge.class,
                 ConsumerCommand.Rewind.class})
 final class ConsumerCommand {
+
+    /** The STREAM GROUP positional pair every per-group command takes. */
+    static final class StreamGroup {
+        @Parameters(index = "0", paramLabel = "STREAM")
+        String stream;
+
+        @Parameters(index = "1", paramLabel = "GROUP")
+        String group;
+    }
 
     static Map<String, Object> group(GroupInfo g) {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -78,17 +88,14 @@ final class ConsumerCommand {
 
     @Command(name = "get", description = "One group (exit 1 when it does not exist).")
     static final class Get extends Base {
-        @Parameters(index = "0", paramLabel = "STREAM")
-        String stream;
-
-        @Parameters(index = "1", paramLabel = "GROUP")
-        String group;
+        @Mixin
+        StreamGroup target;
 
         @Override
         public Integer call() {
             try (CliContext ctx = open()) {
-                GroupInfo g = ctx.sluice().stream(stream).consumerGroup(group).get().orElseThrow(() -> new SluiceException(
-                        ErrorCode.GROUP_NOT_FOUND, "consumer group '" + group + "' of stream '" + stream + "' does not exist"));
+                GroupInfo g = ctx.sluice().stream(target.stream).consumerGroup(target.group).get().orElseThrow(() -> new SluiceException(
+                        ErrorCode.GROUP_NOT_FOUND, "consumer group '" + target.group + "' of stream '" + target.stream + "' does not exist"));
                 if (json()) {
                     Output.json(out(), group(g));
                 } else {
@@ -101,11 +108,8 @@ final class ConsumerCommand {
 
     @Command(name = "register", description = "Create a group or replace its declaration (the whole document).")
     static final class Register extends Base {
-        @Parameters(index = "0", paramLabel = "STREAM")
-        String stream;
-
-        @Parameters(index = "1", paramLabel = "GROUP")
-        String group;
+        @Mixin
+        StreamGroup target;
 
         @Option(names = "--start", paramLabel = "WHERE", defaultValue = "beginning",
                 description = "beginning (default), head, an id, or an ISO-8601 time; read only at creation.")
@@ -131,7 +135,7 @@ final class ConsumerCommand {
             }
             GroupConfig config = b.build();
             try (CliContext ctx = open()) {
-                GroupInfo g = ctx.sluice().stream(stream).consumerGroup(group).register(config);
+                GroupInfo g = ctx.sluice().stream(target.stream).consumerGroup(target.group).register(config);
                 if (json()) {
                     Output.json(out(), group(g));
                 } else {
@@ -165,11 +169,8 @@ final class ConsumerCommand {
 
     @Command(name = "dead", description = "Dead letters of a group in message-id order, a page at a time.")
     static final class Dead extends Base {
-        @Parameters(index = "0", paramLabel = "STREAM")
-        String stream;
-
-        @Parameters(index = "1", paramLabel = "GROUP")
-        String group;
+        @Mixin
+        StreamGroup target;
 
         @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size (default: ${DEFAULT-VALUE}).")
         int limit;
@@ -180,7 +181,7 @@ final class ConsumerCommand {
         @Override
         public Integer call() {
             try (CliContext ctx = open()) {
-                Page<DeadLetter> p = ctx.sluice().stream(stream).consumerGroup(group).deadLetters(page, limit);
+                Page<DeadLetter> p = ctx.sluice().stream(target.stream).consumerGroup(target.group).deadLetters(page, limit);
                 if (json()) {
                     List<Map<String, Object>> items = new ArrayList<>();
                     for (DeadLetter d : p.items()) {
@@ -228,11 +229,8 @@ final class ConsumerCommand {
 
     @Command(name = "redrive", description = "Put dead letters back to ready with attempts reset.")
     static final class Redrive extends Base {
-        @Parameters(index = "0", paramLabel = "STREAM")
-        String stream;
-
-        @Parameters(index = "1", paramLabel = "GROUP")
-        String group;
+        @Mixin
+        StreamGroup target;
 
         @ArgGroup(exclusive = true, multiplicity = "1")
         Selection which;
@@ -240,7 +238,7 @@ final class ConsumerCommand {
         @Override
         public Integer call() {
             try (CliContext ctx = open()) {
-                ConsumerGroup<byte[]> g = ctx.sluice().stream(stream).consumerGroup(group);
+                ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
                 int n = which.all ? g.redriveAll() : g.redrive(which.ids);
                 report(this, "redriven", n);
             }
@@ -250,11 +248,8 @@ final class ConsumerCommand {
 
     @Command(name = "purge", description = "Delete dead letters (the messages stay in the log). Needs --yes.")
     static final class Purge extends Base {
-        @Parameters(index = "0", paramLabel = "STREAM")
-        String stream;
-
-        @Parameters(index = "1", paramLabel = "GROUP")
-        String group;
+        @Mixin
+        StreamGroup target;
 
         @ArgGroup(exclusive = true, multiplicity = "1")
         Selection which;
@@ -268,7 +263,7 @@ final class ConsumerCommand {
                 throw new Main.UsageException("purging dead letters cannot be undone; add --yes to confirm");
             }
             try (CliContext ctx = open()) {
-                ConsumerGroup<byte[]> g = ctx.sluice().stream(stream).consumerGroup(group);
+                ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
                 int n = which.all ? g.purgeAll() : g.purge(which.ids);
                 report(this, "purged", n);
             }
@@ -294,14 +289,11 @@ final class ConsumerCommand {
 
     @Command(name = "rewind", description = "Move a group's cursor; refused while consumers are live unless --force.")
     static final class Rewind extends Base {
-        @Parameters(index = "0", paramLabel = "STREAM")
-        String stream;
-
-        @Parameters(index = "1", paramLabel = "GROUP")
-        String group;
+        @Mixin
+        StreamGroup target;
 
         @ArgGroup(exclusive = true, multiplicity = "1")
-        Target target;
+        Target to;
 
         @Option(names = "--force", description = "Rewind even while consumers of the group are live.")
         boolean force;
@@ -309,12 +301,12 @@ final class ConsumerCommand {
         @Override
         public Integer call() {
             try (CliContext ctx = open()) {
-                ConsumerGroup<byte[]> g = ctx.sluice().stream(stream).consumerGroup(group);
-                GroupInfo info = target.id != null ? g.rewindToId(target.id, force) : g.rewindToTime(time(target.time), force);
+                ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
+                GroupInfo info = to.id != null ? g.rewindToId(to.id, force) : g.rewindToTime(time(to.time), force);
                 if (json()) {
                     Output.json(out(), group(info));
                 } else {
-                    out().println("group '" + group + "' now resumes after id " + info.committed());
+                    out().println("group '" + target.group + "' now resumes after id " + info.committed());
                 }
             }
             return Main.OK;
