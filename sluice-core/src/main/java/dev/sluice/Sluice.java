@@ -149,6 +149,27 @@ public final class Sluice implements AutoCloseable {
         return streamCatalog.list();
     }
 
+    /**
+     * Every queue that has live or dead jobs, by name, with its counts (queues are rows, not a registry;
+     * one grouped scan of the job tables, so an operator read); empty when the control plane is not installed.
+     */
+    public List<QueueInfo> queues() {
+        return controlPlaneInstalled() ? jobStore.listing().queues() : List.of();
+    }
+
+    /** Every TTL lock of the schema by name, held or not; empty when the control plane is not installed. */
+    public List<LockInfo> locks() {
+        return controlPlaneInstalled() ? lockStore.list() : List.of();
+    }
+
+    private boolean controlPlaneInstalled() {
+        if (!controlPlaneChecked && systemCatalog.get().isEmpty()) {
+            return false;
+        }
+        controlPlaneChecked = true;
+        return true;
+    }
+
     /** Operator access to migrations. */
     public Migrations migrations() {
         return new Migrations(migrationAdmin);

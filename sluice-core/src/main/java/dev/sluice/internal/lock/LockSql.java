@@ -17,6 +17,8 @@ final class LockSql {
     final String renew;
     /** Parameters: name, token. Updates one row, or none when the lock was lost. */
     final String release;
+    /** No parameters. Every lock by name, with whether it is held now by the database clock. */
+    final String list;
 
     LockSql(String schema) {
         String lock = Identifiers.quote(schema) + "." + LOCK;
@@ -38,5 +40,7 @@ final class LockSql {
             UPDATE %1$s SET owner = NULL, token = NULL, expires_at = now(), updated_at = now()
             WHERE name = ? AND token = ? AND expires_at > now()
             """.formatted(lock);
+        this.list = "SELECT name, owner, token IS NOT NULL AND expires_at > now(), fencing_token, acquired_at, expires_at,"
+                + " updated_at FROM " + lock + " ORDER BY name";
     }
 }

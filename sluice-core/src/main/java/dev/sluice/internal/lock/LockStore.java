@@ -2,12 +2,15 @@ package dev.sluice.internal.lock;
 
 import dev.sluice.ErrorCode;
 import dev.sluice.LockHandle;
+import dev.sluice.LockInfo;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.jdbc.Db;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -80,6 +83,20 @@ public final class LockStore {
                 ps.setString(1, name);
                 ps.setObject(2, token);
                 return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
+    /** Every lock of the schema by name, held or not (an operator read). */
+    public List<LockInfo> list() {
+        return db.autoCommit("list locks", c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.list); ResultSet rs = ps.executeQuery()) {
+                List<LockInfo> rows = new ArrayList<>();
+                while (rs.next()) {
+                    rows.add(new LockInfo(rs.getString(1), rs.getString(2), rs.getBoolean(3), rs.getLong(4),
+                            rs.getTimestamp(5).toInstant(), rs.getTimestamp(6).toInstant(), rs.getTimestamp(7).toInstant()));
+                }
+                return List.copyOf(rows);
             }
         });
     }

@@ -10,6 +10,7 @@ import dev.sluice.ErrorCode;
 import dev.sluice.JobInfo;
 import dev.sluice.JobState;
 import dev.sluice.Page;
+import dev.sluice.QueueInfo;
 import dev.sluice.QueueStats;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.jdbc.Db;
@@ -25,15 +26,30 @@ import java.util.Optional;
 
 /**
  * Operator reads of the job tables: one job, keyset pages of live and dead jobs with opaque cursors
- * (never OFFSET), and counts by state. Reads only; payloads are left out (their size is given).
+ * (never OFFSET), counts by state, and the list of queues with their counts. Reads only; payloads are left out (their size is given).
  */
 public final class JobListing {
     private final Db db;
     private final QueueSql sql;
+    /** Every queue with live or dead jobs and its counts: one pass over each table, grouped by queue. */
+    private final String queues;
 
     JobListing(Db db, QueueSql sql) {
         this.db = db;
         this.sql = sql;
+        this.queues = """
+            SELECT queue, sum(pending)::bigint, sum(scheduled)::bigint, sum(processing)::bigint, sum(dead)::bigint
+            FROM (SELECT queue,
+                         count(*) FILTER (WHERE state = 'pending') AS pending,
+                         count(*) FILTER (WHERE state = 'pending' AND run_at > now()) AS scheduled,
+                         count(*) FILTER (WHERE state = 'processing') AS processing,
+                         0 AS dead
+                  FROM %1$s GROUP BY queue
+                  UNION ALL
+                  SELECT queue, 0, 0, 0, count(*) FROM %2$s GROUP BY queue) AS counts
+            GROUP BY queue
+            ORDER BY queue
+            """.formatted(sql.job, sql.jobDead);
     }
 
     /** The live job with this id in this queue, or empty. */
@@ -127,6 +143,19 @@ public final class JobListing {
                     rs.next();
                     return new QueueStats(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4));
                 }
+            }
+        });
+    }
+
+    /** Every queue that has live or dead jobs, by name, with its counts (scans both job tables). */
+    public List<QueueInfo> queues() {
+        return db.autoCommit("list queues", c -> {
+            try (PreparedStatement ps = c.prepareStatement(queues); ResultSet rs = ps.executeQuery()) {
+                List<QueueInfo> rows = new ArrayList<>();
+                while (rs.next()) {
+                    rows.add(new QueueInfo(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)));
+                }
+                return List.copyOf(rows);
             }
         });
     }
