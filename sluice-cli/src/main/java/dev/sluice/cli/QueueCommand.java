@@ -1,0 +1,432 @@
+package dev.sluice.cli;
+
+import dev.sluice.DeadJob;
+import dev.sluice.EnqueueOptions;
+import dev.sluice.ErrorCode;
+import dev.sluice.JobInfo;
+import dev.sluice.JobState;
+import dev.sluice.Page;
+import dev.sluice.Queue;
+import dev.sluice.QueueInfo;
+import dev.sluice.QueueOptions;
+import dev.sluice.SluiceException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "queue", description = "Job queues: list, enqueue, live jobs, dead jobs, revive, purge.",
+        subcommands = {QueueCommand.ListQueues.class, QueueCommand.Enqueue.class, QueueCommand.Jobs.class,
+                QueueCommand.Dead.class, QueueCommand.Revive.class, QueueCommand.Purge.class})
+final class QueueCommand {
+    /** Dead jobs read per round trip while checking the ids an operator named. */
+    private static final int CHECK_PAGE = 1_000;
+
+    @Command(name = "list", description = "Queues with live or dead jobs, with counts by state.")
+    static final class ListQueues extends Base {
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                List<QueueInfo> queues = ctx.sluice().queues();
+                if (json()) {
+                    List<Map<String, Object>> items = new ArrayList<>();
+                    for (QueueInfo q : queues) {
+                        Map<String, Object> m = new LinkedHashMap<>();
+                        m.put("name", q.name());
+                        m.put("pending", q.pending());
+                        m.put("scheduled", q.scheduled());
+                        m.put("processing", q.processing());
+                        m.put("dead", q.dead());
+                        items.add(m);
+                    }
+                    Output.json(out(), items);
+                } else if (queues.isEmpty()) {
+                    out().println("no queues with jobs in schema '" + globals().schema + "'");
+                } else {
+                    List<List<String>> rows = new ArrayList<>();
+                    for (QueueInfo q : queues) {
+                        rows.add(List.of(q.name(), Long.toString(q.pending()), Long.toString(q.scheduled()),
+                                Long.toString(q.processing()), Long.toString(q.dead())));
+                    }
+                    Output.table(out(), List.of("QUEUE", "PENDING", "SCHEDULED", "PROCESSING", "DEAD"), rows);
+                }
+            }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "enqueue", description = {"Enqueue one job and print its id.",
+            "With --unique-key, a live job holding the key is returned instead (its id is printed; nothing is written).",
+            "The job is stamped with the default queue options unless --max-attempts or --visibility-timeout is given."})
+    static final class Enqueue extends Base {
+        @Parameters(paramLabel = "QUEUE", description = "Queue name.")
+        String queue;
+
+        @ArgGroup(exclusive = true)
+        Source source;
+
+        static final class Source {
+            @Option(names = "--payload", paramLabel = "TEXT", description = "The payload as text (UTF-8).")
+            String text;
+
+            @Option(names = "--file", paramLabel = "PATH", description = "Read the payload from a file (bytes as they are).")
+            Path file;
+
+            @Option(names = "-", description = "Read the payload from standard input.")
+            boolean stdin;
+        }
+
+        @Option(names = "--priority", paramLabel = "N", description = "Higher runs first (-1000 to 1000; default 0).")
+        int priority;
+
+        @ArgGroup(exclusive = true)
+        When when;
+
+        static final class When {
+            @Option(names = "--delay", paramLabel = "DURATION", description = "Run no earlier than this long from now (e.g. 5s, 15m).")
+            String delay;
+
+            @Option(names = "--run-at", paramLabel = "TIME", description = "Run no earlier than this ISO-8601 instant.")
+            String runAt;
+        }
+
+        @Option(names = "--expires-at", paramLabel = "TIME", description = "Dead (reason expired) if still unclaimed at this ISO-8601 instant.")
+        String expiresAt;
+
+        @Option(names = "--unique-key", paramLabel = "K", description = "At most one live job per (queue, key).")
+        String uniqueKey;
+
+        @Option(names = "--header", paramLabel = "k=v", description = "A header (repeatable).")
+        Map<String, String> headers = new LinkedHashMap<>();
+
+        @Option(names = "--max-attempts", paramLabel = "N", description = "Claims the job may use (default 25).")
+        Integer maxAttempts;
+
+        @Option(names = "--visibility-timeout", paramLabel = "DURATION", description = "Claim window without a heartbeat (default 30s).")
+        String visibilityTimeout;
+
+        @Override
+        public Integer call() throws IOException {
+            EnqueueOptions.Builder b = EnqueueOptions.builder().priority(priority).uniqueKey(uniqueKey).headers(headers);
+            if (when != null && when.delay != null) {
+                b.delay(Durations.parse(when.delay));
+            } else if (when != null) {
+                b.runAt(ConsumerCommand.time(when.runAt));
+            }
+            if (expiresAt != null) {
+                b.expiresAt(ConsumerCommand.time(expiresAt));
+            }
+            QueueOptions.Builder stamped = QueueOptions.builder();
+            if (maxAttempts != null) {
+                stamped.maxAttempts(maxAttempts);
+            }
+            if (visibilityTimeout != null) {
+                stamped.visibilityTimeout(Durations.parse(visibilityTimeout));
+            }
+            QueueOptions options = stamped.build();
+            byte[] payload = payload();
+            try (CliContext ctx = open()) {
+                long id = ctx.sluice().queue(queue, byte[].class, options).enqueue(payload, b.build());
+                if (json()) {
+                    Output.json(out(), Map.of("id", id, "queue", queue));
+                } else {
+                    out().println(id);
+                }
+            }
+            return Main.OK;
+        }
+
+        private byte[] payload() throws IOException {
+            if (source == null) {
+                return new byte[0];
+            }
+            if (source.text != null) {
+                return source.text.getBytes(StandardCharsets.UTF_8);
+            }
+            if (source.file != null) {
+                return Files.readAllBytes(source.file);
+            }
+            try (InputStream in = System.in) {
+                return in.readAllBytes();
+            }
+        }
+    }
+
+    @Command(name = "jobs", description = {"Live jobs of one state, a page at a time.",
+            "pending: in claim order (priority, run_at, id); processing: by claim expiry."})
+    static final class Jobs extends Base {
+        @Parameters(paramLabel = "QUEUE", description = "Queue name.")
+        String queue;
+
+        @Option(names = "--state", paramLabel = "STATE", defaultValue = "pending",
+                description = "pending (default) or processing.")
+        String state;
+
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size, 1 to 1000 (default: ${DEFAULT-VALUE}).")
+        int limit;
+
+        @Option(names = {"--cursor", "--page"}, paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
+        String cursor;
+
+        @Override
+        public Integer call() {
+            JobState s = state(state);
+            try (CliContext ctx = open()) {
+                Page<JobInfo> p = ctx.sluice().queue(queue).jobs(s, cursor, limit);
+                if (json()) {
+                    page(out(), p.items().stream().map(QueueCommand::job).toList(), p.next());
+                } else if (p.items().isEmpty()) {
+                    out().println("no " + s.dbValue() + " jobs in queue '" + queue + "'");
+                } else {
+                    List<List<String>> rows = new ArrayList<>();
+                    for (JobInfo j : p.items()) {
+                        String attempts = j.attempts() + "/" + j.maxAttempts();
+                        String key = j.uniqueKey() == null ? "-" : j.uniqueKey();
+                        rows.add(s == JobState.PENDING
+                                ? List.of(Long.toString(j.id()), Integer.toString(j.priority()), j.runAt().toString(), attempts, key,
+                                        Integer.toString(j.payloadBytes()), brief(j.lastError()))
+                                : List.of(Long.toString(j.id()), Integer.toString(j.priority()), attempts, String.valueOf(j.workerId()),
+                                        String.valueOf(j.claimExpiresAt()), key, Integer.toString(j.payloadBytes())));
+                    }
+                    Output.table(out(), s == JobState.PENDING
+                            ? List.of("ID", "PRIORITY", "RUN_AT", "ATTEMPTS", "KEY", "BYTES", "LAST_ERROR")
+                            : List.of("ID", "PRIORITY", "ATTEMPTS", "WORKER", "CLAIM_EXPIRES_AT", "KEY", "BYTES"), rows);
+                    nextPage(out(), p.next());
+                }
+            }
+            return Main.OK;
+        }
+    }
+
+    static JobState state(String s) {
+        return switch (s.trim().toLowerCase(Locale.ROOT)) {
+            case "pending" -> JobState.PENDING;
+            case "processing" -> JobState.PROCESSING;
+            default -> throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "'" + s
+                    + "' is not a live job state; use pending or processing (dead jobs: 'sluice queue dead')");
+        };
+    }
+
+    @Command(name = "dead", description = "Dead jobs of a queue in id order, a page at a time.")
+    static final class Dead extends Base {
+        @Parameters(paramLabel = "QUEUE", description = "Queue name.")
+        String queue;
+
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size, 1 to 1000 (default: ${DEFAULT-VALUE}).")
+        int limit;
+
+        @Option(names = {"--cursor", "--page"}, paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
+        String cursor;
+
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                Page<DeadJob> p = ctx.sluice().queue(queue).dead(cursor, limit);
+                if (json()) {
+                    page(out(), p.items().stream().map(QueueCommand::dead).toList(), p.next());
+                } else if (p.items().isEmpty()) {
+                    out().println("no dead jobs in queue '" + queue + "'");
+                } else {
+                    List<List<String>> rows = new ArrayList<>();
+                    for (DeadJob d : p.items()) {
+                        rows.add(List.of(Long.toString(d.id()), d.reason().dbValue(),
+                                d.attempts() + "/" + d.maxAttempts(), d.diedAt().toString(),
+                                d.uniqueKey() == null ? "-" : d.uniqueKey(), brief(d.lastError())));
+                    }
+                    Output.table(out(), List.of("ID", "REASON", "ATTEMPTS", "DIED_AT", "KEY", "LAST_ERROR"), rows);
+                    nextPage(out(), p.next());
+                }
+            }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "revive", description = {"Move dead jobs back to pending under their ids, due now, attempts reset.",
+            "Every id must be a dead job of the queue; otherwise nothing is revived."})
+    static final class Revive extends Base {
+        @Parameters(index = "0", paramLabel = "QUEUE", description = "Queue name.")
+        String queue;
+
+        @Parameters(index = "1..*", arity = "1..*", paramLabel = "ID", description = "Ids of dead jobs.")
+        List<Long> ids;
+
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                Queue<byte[]> q = ctx.sluice().queue(queue);
+                requireDead(q, ids, "revived");
+                List<Long> revived = new ArrayList<>();
+                List<Long> gone = new ArrayList<>();
+                for (long id : new TreeSet<>(ids)) {
+                    try {
+                        (q.revive(id) ? revived : gone).add(id);
+                    } catch (SluiceException e) {
+                        if (revived.isEmpty()) {
+                            throw e;
+                        }
+                        throw new SluiceException(e.code(), e.problem() + " (already revived: " + revived + ")", e);
+                    }
+                }
+                if (!gone.isEmpty()) {
+                    // Another operator or the retention sweep got there between the check and the revive.
+                    throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, "jobs " + gone + " stopped being dead jobs of queue '"
+                            + queue + "' while reviving (revived: " + revived + ")");
+                }
+                report(this, "revived", revived.size());
+            }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "purge", description = {"Delete dead jobs for good: the named ids, or --all. Needs --yes.",
+            "Every id must be a dead job of the queue; otherwise nothing is purged."})
+    static final class Purge extends Base {
+        @Parameters(index = "0", paramLabel = "QUEUE", description = "Queue name.")
+        String queue;
+
+        @Parameters(index = "1..*", arity = "0..*", paramLabel = "ID", description = "Ids of dead jobs.")
+        List<Long> ids = new ArrayList<>();
+
+        @Option(names = "--all", description = "Every dead job of the queue.")
+        boolean all;
+
+        @Option(names = "--yes", description = "Confirm: purged jobs cannot be revived.")
+        boolean yes;
+
+        @Override
+        public Integer call() {
+            if (all == !ids.isEmpty()) {
+                throw new Main.UsageException("name the dead jobs to purge by id, or pass --all (not both)");
+            }
+            if (!yes) {
+                throw new Main.UsageException("purging dead jobs cannot be undone; add --yes to confirm");
+            }
+            try (CliContext ctx = open()) {
+                Queue<byte[]> q = ctx.sluice().queue(queue);
+                int n;
+                if (all) {
+                    n = q.purgeDead();
+                } else {
+                    requireDead(q, ids, "purged");
+                    n = q.purgeDead(List.copyOf(new TreeSet<>(ids)));
+                }
+                report(this, "purged", n);
+            }
+            return Main.OK;
+        }
+    }
+
+    /**
+     * Raises {@link ErrorCode#MESSAGE_NOT_FOUND} unless every id is a dead job of the queue. Reads the dead
+     * jobs in id order up to the highest id named (the core has no lookup of one dead job).
+     */
+    static void requireDead(Queue<byte[]> q, Collection<Long> ids, String action) {
+        Set<Long> missing = new TreeSet<>(ids);
+        long highest = Collections.max(ids);
+        String cursor = null;
+        do {
+            Page<DeadJob> page = q.dead(cursor, CHECK_PAGE);
+            page.items().forEach(d -> missing.remove(d.id()));
+            if (missing.isEmpty() || page.items().isEmpty() || page.items().get(page.items().size() - 1).id() >= highest) {
+                break;
+            }
+            cursor = page.next();
+        } while (cursor != null);
+        if (!missing.isEmpty()) {
+            throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, (missing.size() == 1 ? "job " : "jobs ") + missing
+                    + (missing.size() == 1 ? " is not a dead job" : " are not dead jobs") + " of queue '" + q.name()
+                    + "'; nothing was " + action);
+        }
+    }
+
+    static void report(Base cmd, String what, int n) {
+        if (cmd.json()) {
+            Output.json(cmd.out(), Map.of(what, n));
+        } else {
+            cmd.out().println(what + " " + n + " dead job" + (n == 1 ? "" : "s"));
+        }
+    }
+
+    static void page(java.io.PrintWriter out, List<Map<String, Object>> items, String next) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("items", items);
+        doc.put("next", next);
+        Output.json(out, doc);
+    }
+
+    static void nextPage(java.io.PrintWriter out, String next) {
+        if (next != null) {
+            out.println("next page: --cursor " + next);
+        }
+    }
+
+    /** One line of at most 80 characters. */
+    static String brief(String error) {
+        String e = error == null ? "" : error.replaceAll("\\s+", " ");
+        return e.length() > 80 ? e.substring(0, 80) + "..." : e;
+    }
+
+    static Map<String, Object> job(JobInfo j) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", j.id());
+        m.put("queue", j.queue());
+        m.put("state", j.state().dbValue());
+        m.put("priority", j.priority());
+        m.put("run_at", text(j.runAt()));
+        m.put("expires_at", text(j.expiresAt()));
+        m.put("attempts", j.attempts());
+        m.put("max_attempts", j.maxAttempts());
+        m.put("visibility_timeout", j.visibilityTimeout().toString());
+        m.put("backoff_base", j.backoffBase().toString());
+        m.put("max_backoff", j.maxBackoff().toString());
+        m.put("dead_letter_retention", j.deadLetterRetention().toString());
+        m.put("worker_id", j.workerId());
+        m.put("claimed_at", text(j.claimedAt()));
+        m.put("claim_expires_at", text(j.claimExpiresAt()));
+        m.put("last_error", j.lastError());
+        m.put("unique_key", j.uniqueKey());
+        m.put("headers", j.headers());
+        m.put("content_type", j.contentType());
+        m.put("payload_bytes", j.payloadBytes());
+        m.put("created_at", text(j.createdAt()));
+        m.put("updated_at", text(j.updatedAt()));
+        return m;
+    }
+
+    static Map<String, Object> dead(DeadJob d) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", d.id());
+        m.put("queue", d.queue());
+        m.put("reason", d.reason().dbValue());
+        m.put("last_error", d.lastError());
+        m.put("attempts", d.attempts());
+        m.put("max_attempts", d.maxAttempts());
+        m.put("priority", d.priority());
+        m.put("unique_key", d.uniqueKey());
+        m.put("headers", d.headers());
+        m.put("worker_id", d.workerId());
+        m.put("payload_bytes", d.payloadBytes());
+        m.put("created_at", text(d.createdAt()));
+        m.put("died_at", text(d.diedAt()));
+        m.put("purge_after", text(d.purgeAfter()));
+        return m;
+    }
+
+    static String text(Object instant) {
+        return instant == null ? null : instant.toString();
+    }
+}
