@@ -69,6 +69,14 @@ public enum ErrorCode {
             "A lock TTL must be positive and at most 30 days; a leader-election TTL must be at least 300 ms (it is "
                     + "renewed every third of it). It was rejected before any round trip; nothing was changed.",
             "Pass a TTL in range, for example Duration.ofSeconds(30); see docs/locks.md."),
+    INVALID_SCHEDULE(13, Category.INVALID_INPUT, false,
+            "A schedule specification is not valid.",
+            "The cron expression does not parse (5 fields, or 6 with seconds first) or never fires, an '@every' "
+                    + "interval is not '@every <n>{s|m|h|d}' with n at least 1 (at most 3650 days), the time zone is "
+                    + "unknown, a catch-up bound is outside 1..1000, or the target is missing. It was rejected before "
+                    + "anything was written.",
+            "Correct the expression (for example '0 9 * * MON-FRI' or '@every 5m') or the zone (an IANA name such as "
+                    + "'Europe/Berlin'); see docs/schedules.md."),
 
     // 01xx: catalog state
     STREAM_NOT_FOUND(100, Category.NOT_FOUND, false,
@@ -130,6 +138,12 @@ public enum ErrorCode {
             "The consumption is closed.",
             "An operation was attempted on a consumption after close().",
             "Start a new consumption with group.consume(handler, options)."),
+    SCHEDULE_NOT_FOUND(113, Category.NOT_FOUND, false,
+            "The schedule does not exist.",
+            "The operation names a schedule that has not been registered in this schema, or that was destroyed "
+                    + "(destroying a stream also destroys the schedules that target it). Nothing was changed.",
+            "Register it with sluice.schedule(name).register(spec) or 'sluice schedule register NAME ...', or check the "
+                    + "name with 'sluice schedule list'."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,

@@ -42,6 +42,7 @@ public final class Sluice implements AutoCloseable {
     private volatile boolean closed;
     private final dev.sluice.internal.queue.JobStore jobStore;
     private final dev.sluice.internal.lock.LockStore lockStore;
+    private final dev.sluice.internal.schedule.ScheduleStore scheduleStore;
     /** Set once the control plane was found current; queues and locks check it before their first statement. */
     private volatile boolean controlPlaneChecked;
 
@@ -58,6 +59,9 @@ public final class Sluice implements AutoCloseable {
         this.groupCatalog = new dev.sluice.internal.consume.GroupCatalog(db, streamCatalog, schema, clientId);
         this.jobStore = new dev.sluice.internal.queue.JobStore(db, schema);
         this.lockStore = new dev.sluice.internal.lock.LockStore(db, schema);
+        // Schedule fires to streams go through this client's own producers (one per stream and content type).
+        this.scheduleStore = new dev.sluice.internal.schedule.ScheduleStore(db, schema, migrator, jobStore,
+                (stream, serde) -> stream(stream).producer(ProducerConfig.defaults().withSerde(serde)));
     }
 
     /** A builder for a client. */
@@ -144,6 +148,35 @@ public final class Sluice implements AutoCloseable {
         return election;
     }
 
+    /** A handle on a named schedule (no I/O, cannot fail); see {@link Schedule}. */
+    public Schedule schedule(String name) {
+        return new Schedule(this, name);
+    }
+
+    /** Every schedule of the schema, by name; empty when the control plane is not installed. */
+    public List<ScheduleInfo> schedules() {
+        return scheduleStore.list();
+    }
+
+    /**
+     * Starts a schedule runner in this process (non-blocking); see {@link ScheduleRunner}. Run one per process
+     * that should fire schedules: any number share the work and each due time fires exactly once. Close it (or
+     * the client) to stop it.
+     *
+     * @throws SluiceException {@link ErrorCode#SYSTEM_NOT_REGISTERED} without a control plane,
+     *                         {@link ErrorCode#DATABASE_OLDER} when it needs {@code sluice migrate up}
+     */
+    public ScheduleRunner runSchedules() {
+        requireControlPlane();
+        java.util.concurrent.atomic.AtomicReference<ScheduleRunner> self = new java.util.concurrent.atomic.AtomicReference<>();
+        dev.sluice.internal.schedule.ScheduleLoop loop = new dev.sluice.internal.schedule.ScheduleLoop(scheduleStore,
+                session(), schema, () -> untrack(self.get()));
+        self.set(loop);
+        track(loop);
+        loop.start();
+        return loop;
+    }
+
     /** Every stream of the schema, by name; empty when the control plane is not installed. */
     public List<StreamInfo> streams() {
         return streamCatalog.list();
@@ -197,6 +230,10 @@ public final class Sluice implements AutoCloseable {
 
     dev.sluice.internal.lock.LockStore lockStore() {
         return lockStore;
+    }
+
+    dev.sluice.internal.schedule.ScheduleStore scheduleStore() {
+        return scheduleStore;
     }
 
     /**

@@ -11,7 +11,7 @@ public record SchemaSteps(List<MigrationStep> system, List<MigrationStep> stream
 
     /** The steps shipped with this code. */
     public static final SchemaSteps RELEASED = new SchemaSteps(
-            List.of(MigrationStep.load(Scope.SYSTEM, 1, "control_plane")),
+            List.of(MigrationStep.load(Scope.SYSTEM, 1, "control_plane"), MigrationStep.load(Scope.SYSTEM, 2, "schedules")),
             List.of(MigrationStep.load(Scope.STREAM, 1, "family")));
 
     public SchemaSteps {
