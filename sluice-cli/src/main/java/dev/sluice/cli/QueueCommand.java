@@ -142,7 +142,10 @@ final class QueueCommand {
             try (CliContext ctx = open()) {
                 long id = ctx.sluice().queue(queue, byte[].class, options).enqueue(payload, b.build());
                 if (json()) {
-                    Output.json(out(), Map.of("id", id, "queue", queue));
+                    Map<String, Object> doc = new LinkedHashMap<>();
+                    doc.put("id", id);
+                    doc.put("queue", queue);
+                    Output.json(out(), doc);
                 } else {
                     out().println(id);
                 }
@@ -158,7 +161,12 @@ final class QueueCommand {
                 return source.text.getBytes(StandardCharsets.UTF_8);
             }
             if (source.file != null) {
-                return Files.readAllBytes(source.file);
+                try {
+                    return Files.readAllBytes(source.file);
+                } catch (IOException e) {
+                    throw new SluiceException(ErrorCode.INVALID_CONFIG, "cannot read the payload file '" + source.file
+                            + "': " + e.getClass().getSimpleName(), e);
+                }
             }
             try (InputStream in = System.in) {
                 return in.readAllBytes();
@@ -347,7 +355,8 @@ final class QueueCommand {
             cursor = page.next();
         } while (cursor != null);
         if (!missing.isEmpty()) {
-            throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, (missing.size() == 1 ? "job " : "jobs ") + missing
+            String named = String.join(", ", missing.stream().map(String::valueOf).toList());
+            throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, (missing.size() == 1 ? "job " : "jobs ") + named
                     + (missing.size() == 1 ? " is not a dead job" : " are not dead jobs") + " of queue '" + q.name()
                     + "'; nothing was " + action);
         }
