@@ -55,6 +55,13 @@ class QueueCliTest {
         Files.write(file, new byte[] {0, 1, 2});
         long fromFile = enqueue(db, schema, "emails", "--file", file.toString());
         long empty = enqueue(db, schema, "emails");
+        java.io.InputStream stdin = System.in;
+        try {
+            System.setIn(new java.io.ByteArrayInputStream("from stdin".getBytes(StandardCharsets.UTF_8)));
+            enqueue(db, schema, "piped", "-");
+        } finally {
+            System.setIn(stdin);
+        }
         long later = enqueue(db, schema, "emails", "--payload", "later", "--delay", "1h");
         CliTest.Run json = CliTest.run(db, schema, "queue", "enqueue", "emails", "--payload", "at", "-o", "json",
                 "--run-at", "2000-01-01T00:00:00Z", "--expires-at", "2999-01-01T00:00:00Z");
@@ -64,14 +71,15 @@ class QueueCliTest {
 
         CliTest.Run list = CliTest.run(db, schema, "queue", "list", "-o", "json");
         assertThat(list.exit()).isZero();
-        assertThat(list.json()).hasSize(2);
+        assertThat(list.json()).hasSize(3);
         JsonNode emails = list.json().get(0);
         assertThat(emails.get("name").asText()).isEqualTo("emails");
         assertThat(emails.get("pending").asLong()).isEqualTo(5);
         assertThat(emails.get("scheduled").asLong()).isEqualTo(1);
         assertThat(emails.get("processing").asLong()).isZero();
         assertThat(CliTest.run(db, schema, "queue", "list").out()).containsPattern("QUEUE\\s+PENDING\\s+SCHEDULED\\s+PROCESSING\\s+DEAD")
-                .containsPattern("emails\\s+5\\s+1\\s+0\\s+0").containsPattern("reports\\s+1\\s+0\\s+0\\s+0");
+                .containsPattern("emails\\s+5\\s+1\\s+0\\s+0").containsPattern("piped\\s+1\\s+0\\s+0\\s+0")
+                .containsPattern("reports\\s+1\\s+0\\s+0\\s+0");
 
         // Pending jobs page in claim order: priority first, then run_at, then id.
         CliTest.Run page1 = CliTest.run(db, schema, "queue", "jobs", "emails", "--limit", "2", "-o", "json");
@@ -109,6 +117,8 @@ class QueueCliTest {
             assertThat(CliTest.run(db, schema, "queue", "jobs", "emails", "--state", "processing").out())
                     .contains("WORKER").contains("CLAIM_EXPIRES_AT").contains("cli-test");
             assertThat(q.stats()).isEqualTo(new QueueStats(2, 1, 3, 0));
+            assertThat(sluice.queue("piped").claim(1).get(0).payload())
+                    .isEqualTo("from stdin".getBytes(StandardCharsets.UTF_8));
         }
         assertThat(CliTest.run(db, schema, "queue", "jobs", "nothing-here").out()).contains("no pending jobs in queue 'nothing-here'");
     }
