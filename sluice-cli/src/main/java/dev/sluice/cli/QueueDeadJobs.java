@@ -1,0 +1,187 @@
+package dev.sluice.cli;
+
+import dev.sluice.DeadJob;
+import dev.sluice.ErrorCode;
+import dev.sluice.Page;
+import dev.sluice.Queue;
+import dev.sluice.SluiceException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code sluice queue dead}, {@code revive} and {@code purge}: the operator's dead-job actions. */
+final class QueueDeadJobs {
+    /** Dead jobs read per round trip while checking the ids an operator named. */
+    private static final int CHECK_PAGE = 1_000;
+
+    private QueueDeadJobs() {
+    }
+
+    @Command(name = "dead", description = "Dead jobs of a queue in id order, a page at a time.")
+    static final class Dead extends Base {
+        @Parameters(paramLabel = "QUEUE", description = "Queue name.")
+        String queue;
+
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size, 1 to 1000 (default: ${DEFAULT-VALUE}).")
+        int limit;
+
+        @Option(names = {"--cursor", "--page"}, paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
+        String cursor;
+
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                Page<DeadJob> p = ctx.sluice().queue(queue).dead(cursor, limit);
+                if (json()) {
+                    QueueCommand.page(out(), p.items().stream().map(QueueDeadJobs::dead).toList(), p.next());
+                } else if (p.items().isEmpty()) {
+                    out().println("no dead jobs in queue '" + queue + "'");
+                } else {
+                    List<List<String>> rows = new ArrayList<>();
+                    for (DeadJob d : p.items()) {
+                        rows.add(List.of(Long.toString(d.id()), d.reason().dbValue(),
+                                d.attempts() + "/" + d.maxAttempts(), d.diedAt().toString(),
+                                d.uniqueKey() == null ? "-" : d.uniqueKey(), QueueCommand.brief(d.lastError())));
+                    }
+                    Output.table(out(), List.of("ID", "REASON", "ATTEMPTS", "DIED_AT", "KEY", "LAST_ERROR"), rows);
+                    QueueCommand.nextPage(out(), p.next());
+                }
+            }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "revive", description = {"Move dead jobs back to pending under their ids, due now, attempts reset.",
+            "Every id must be a dead job of the queue; otherwise nothing is revived."})
+    static final class Revive extends Base {
+        @Parameters(index = "0", paramLabel = "QUEUE", description = "Queue name.")
+        String queue;
+
+        @Parameters(index = "1..*", arity = "1..*", paramLabel = "ID", description = "Ids of dead jobs.")
+        List<Long> ids;
+
+        @Override
+        public Integer call() {
+            try (CliContext ctx = open()) {
+                Queue<byte[]> q = ctx.sluice().queue(queue);
+                requireDead(q, ids, "revived");
+                List<Long> revived = new ArrayList<>();
+                List<Long> gone = new ArrayList<>();
+                for (long id : new TreeSet<>(ids)) {
+                    try {
+                        (q.revive(id) ? revived : gone).add(id);
+                    } catch (SluiceException e) {
+                        if (revived.isEmpty()) {
+                            throw e;
+                        }
+                        throw new SluiceException(e.code(), e.problem() + " (already revived: " + revived + ")", e);
+                    }
+                }
+                if (!gone.isEmpty()) {
+                    // Another operator or the retention sweep got there between the check and the revive.
+                    throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, "jobs " + gone + " stopped being dead jobs of queue '"
+                            + queue + "' while reviving (revived: " + revived + ")");
+                }
+                report(this, "revived", revived.size());
+            }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "purge", description = {"Delete dead jobs for good: the named ids, or --all. Needs --yes.",
+            "Every id must be a dead job of the queue; otherwise nothing is purged."})
+    static final class Purge extends Base {
+        @Parameters(index = "0", paramLabel = "QUEUE", description = "Queue name.")
+        String queue;
+
+        @Parameters(index = "1..*", arity = "0..*", paramLabel = "ID", description = "Ids of dead jobs.")
+        List<Long> ids = new ArrayList<>();
+
+        @Option(names = "--all", description = "Every dead job of the queue.")
+        boolean all;
+
+        @Option(names = "--yes", description = "Confirm: purged jobs cannot be revived.")
+        boolean yes;
+
+        @Override
+        public Integer call() {
+            if (all == !ids.isEmpty()) {
+                throw new Main.UsageException("name the dead jobs to purge by id, or pass --all (not both)");
+            }
+            if (!yes) {
+                throw new Main.UsageException("purging dead jobs cannot be undone; add --yes to confirm");
+            }
+            try (CliContext ctx = open()) {
+                Queue<byte[]> q = ctx.sluice().queue(queue);
+                int n;
+                if (all) {
+                    n = q.purgeDead();
+                } else {
+                    requireDead(q, ids, "purged");
+                    n = q.purgeDead(List.copyOf(new TreeSet<>(ids)));
+                }
+                report(this, "purged", n);
+            }
+            return Main.OK;
+        }
+    }
+
+    /**
+     * Raises {@link ErrorCode#MESSAGE_NOT_FOUND} unless every id is a dead job of the queue. Reads the dead
+     * jobs in id order up to the highest id named (the core has no lookup of one dead job).
+     */
+    static void requireDead(Queue<byte[]> q, Collection<Long> ids, String action) {
+        Set<Long> missing = new TreeSet<>(ids);
+        long highest = Collections.max(ids);
+        String cursor = null;
+        do {
+            Page<DeadJob> page = q.dead(cursor, CHECK_PAGE);
+            page.items().forEach(d -> missing.remove(d.id()));
+            if (missing.isEmpty() || page.items().isEmpty() || page.items().get(page.items().size() - 1).id() >= highest) {
+                break;
+            }
+            cursor = page.next();
+        } while (cursor != null);
+        if (!missing.isEmpty()) {
+            String named = String.join(", ", missing.stream().map(String::valueOf).toList());
+            throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, (missing.size() == 1 ? "job " : "jobs ") + named
+                    + (missing.size() == 1 ? " is not a dead job" : " are not dead jobs") + " of queue '" + q.name()
+                    + "'; nothing was " + action);
+        }
+    }
+
+    static void report(Base cmd, String what, int n) {
+        if (cmd.json()) {
+            Output.json(cmd.out(), Map.of(what, n));
+        } else {
+            cmd.out().println(what + " " + n + " dead job" + (n == 1 ? "" : "s"));
+        }
+    }
+
+    static Map<String, Object> dead(DeadJob d) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", d.id());
+        m.put("queue", d.queue());
+        m.put("reason", d.reason().dbValue());
+        m.put("last_error", d.lastError());
+        m.put("attempts", d.attempts());
+        m.put("max_attempts", d.maxAttempts());
+        m.put("priority", d.priority());
+        m.put("unique_key", d.uniqueKey());
+        m.put("headers", d.headers());
+        m.put("worker_id", d.workerId());
+        m.put("payload_bytes", d.payloadBytes());
+        m.put("created_at", QueueCommand.text(d.createdAt()));
+        m.put("died_at", QueueCommand.text(d.diedAt()));
+        m.put("purge_after", QueueCommand.text(d.purgeAfter()));
+        return m;
+    }
+}
