@@ -38,7 +38,7 @@ class MigrationGateTest {
         Sluice sluice = client(db, schema, SchemaSteps.RELEASED, true);
         sluice.stream("a").register();
         db.execute("INSERT INTO \"" + schema + "\".migration_log (system_id, scope, version, step, checksum, applied_by)"
-                + " SELECT id, 'system', 2, 'V002__future', 'abc', 'a newer sluice' FROM \"" + schema + "\".system_config");
+                + " SELECT id, 'system', 3, 'V003__future', 'abc', 'a newer sluice' FROM \"" + schema + "\".system_config");
         String before = fingerprint(db, schema);
 
         assertCode(ErrorCode.DATABASE_NEWER, () -> sluice.system().register());
@@ -51,8 +51,8 @@ class MigrationGateTest {
         assertThat(fingerprint(db, schema)).isEqualTo(before);
         assertThat(sluice.migrations().status().get(0)).satisfies(s -> {
             assertThat(s.state()).isEqualTo(MigrationStatus.State.NEWER);
-            assertThat(s.databaseVersion()).isEqualTo(2);
-            assertThat(s.codeVersion()).isEqualTo(1);
+            assertThat(s.databaseVersion()).isEqualTo(3);
+            assertThat(s.codeVersion()).isEqualTo(2);
         });
     }
 
@@ -107,9 +107,28 @@ class MigrationGateTest {
         List<MigrationStatus> after = strict.migrations().up();
         assertThat(after).allSatisfy(s -> assertThat(s.state()).isEqualTo(MigrationStatus.State.CURRENT));
         assertThat(new PgCatalog(db, schema).tables()).contains("gate_probe");
-        assertThat(strict.system().get()).map(SystemInfo::version).contains(2);
+        assertThat(strict.system().get()).map(SystemInfo::version).contains(3);
         // The released code now sees a newer database.
         assertCode(ErrorCode.DATABASE_NEWER, () -> client(db, schema, SchemaSteps.RELEASED, true).system().get());
+    }
+
+    @Test
+    void aVersion1ControlPlaneGainsTheScheduleColumnsWhenAScheduleIsRegistered(TestDatabase db) {
+        String schema = db.freshSchemaName("v1_schedules");
+        SchemaSteps v1 = new SchemaSteps(SchemaSteps.RELEASED.system().subList(0, 1), SchemaSteps.RELEASED.stream());
+        client(db, schema, v1, true).stream("ticks").register();
+        assertThat(new PgCatalog(db, schema).columns("schedule_config")).doesNotContainKey("target_kind");
+        ScheduleSpec spec = ScheduleSpec.builder("@every 1m").toStream("ticks").build();
+
+        assertCode(ErrorCode.DATABASE_OLDER, () -> client(db, schema, SchemaSteps.RELEASED, false).schedule("s").register(spec));
+        assertCode(ErrorCode.DATABASE_OLDER, () -> client(db, schema, SchemaSteps.RELEASED, true).runSchedules());
+        assertThat(new PgCatalog(db, schema).columns("schedule_config")).doesNotContainKey("target_kind");
+
+        Sluice released = client(db, schema, SchemaSteps.RELEASED, true);
+        assertThat(released.schedule("s").register(spec).spec()).isEqualTo(spec);
+        assertThat(released.system().get()).map(SystemInfo::version).contains(2);
+        assertThat(new PgCatalog(db, schema).columns("schedule_config")).containsKeys("target_kind", "target_queue", "zone",
+                "misfire", "catch_up_max");
     }
 
     @Test
