@@ -250,6 +250,14 @@ public final class Sluice implements AutoCloseable {
         }
     }
 
+    /** A producer of this client committed to the stream: wake this process's consumers of it at once. */
+    void committedLocally(long streamId) {
+        dev.sluice.internal.notify.ClientSession s = session;
+        if (s != null) {
+            s.wakeLocal(streamId);
+        }
+    }
+
     /** The client's session connection (LISTEN wake-ups, presence locks), started on first use. */
     dev.sluice.internal.notify.ClientSession session() {
         dev.sluice.internal.notify.ClientSession s = session;

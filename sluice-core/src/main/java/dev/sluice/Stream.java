@@ -112,7 +112,8 @@ public final class Stream<T> {
         java.util.Objects.requireNonNull(config, "config");
         java.util.concurrent.atomic.AtomicReference<Producer<T>> self = new java.util.concurrent.atomic.AtomicReference<>();
         Producer<T> p = new dev.sluice.internal.produce.DefaultProducer<>(sluice.db(), sluice.streamCatalog(),
-                sluice.schema(), name, payloadType, config, sluice.maintenance(), () -> sluice.untrack(self.get()));
+                sluice.schema(), name, payloadType, config, sluice.maintenance(), () -> sluice.untrack(self.get()),
+                sluice::committedLocally);
         self.set(p);
         try {
             sluice.track(p);

@@ -27,48 +27,71 @@ final class ClaimSql {
                 + " FROM " + t.consumerGroupCursor() + " c WHERE c.consumer_group_id = ?";
     }
 
-    /** The fence observation: the head first, then this transaction's xid (MATERIALIZED keeps the order). */
-    static String observe(FamilyTables t) {
-        return "WITH h AS MATERIALIZED (SELECT " + head(t) + " AS head)"
-                + " SELECT h.head, pg_current_xact_id()::text FROM h";
-    }
+    /** The columns of a fetched message, in the order {@code GroupConsumer.fetched} reads them. */
+    private static final String FETCH_COLUMNS = "m.id, m.created_at, m.schema_version, m.content_type, m.routing_key,"
+            + " m.message_key, m.compaction_rank, m.headers::text, m.options::text, m.payload,"
+            + " (m.compaction_rank IS NOT NULL AND h.message_id IS DISTINCT FROM m.id) AS superseded";
 
     /**
-     * Promotes a settled pending observation, claims [claimed+1, min(claimed+batch, settled)] and keeps
-     * (or records) an observation, in the transaction that made the observation. The snapshot of this
-     * statement is taken after the observation read the head: when no transaction older than ours is
-     * running in it ({@code xmin = our xid}), every producer that drew an id at or below the head has
-     * ended, so the fresh observation settles at once — one transaction per wake-up at light load.
-     * Parameters: group, observed head, batch, observed head (three times), group, owner token, lease
-     * seconds. Returns old and new claimed, whether an observation remains pending, and the new range's
-     * lease id (null when nothing was claimed).
+     * The claim of a fresh range, fetch included, in ONE round trip: two statements sent together
+     * (one Sync, so one implicit transaction that commits when the second ends).
+     *
+     * <p>Statement 1 is the fence observation: it reads the head, then takes this transaction's xid
+     * (MATERIALIZED keeps that order) and keeps the head in a transaction-local setting. Statement 2 runs
+     * with a new snapshot, taken after the xid exists: when no transaction older than ours is running in
+     * it ({@code xmin = our xid}), every producer that drew an id at or below the head has ended, so the
+     * observation settles at once — one round trip per wake-up at light load. Otherwise the observation
+     * is kept pending and settles once a later snapshot's xmin passes its xid. Statement 2 promotes a
+     * settled pending observation, claims [claimed+1, min(claimed+batch, settled)], writes the range's
+     * lease, and reads the range's messages with the same snapshot (every id in the range is settled, so
+     * the snapshot sees every committed message in it), plus the group's bindings with the head (exact
+     * for ids up to that head, as {@link #bindings}).
+     *
+     * <p>The claim commits with {@code synchronous_commit = off}: losing it in a server crash only
+     * un-claims the range (its messages are delivered again); the completion, which is what makes
+     * progress final, commits synchronously and so also flushes every claim before it.
+     *
+     * <p>Parameters: group, batch, group, owner token, lease seconds, group. Statement 2 returns one row
+     * per message of the new range (one row with null message columns when nothing was claimed): old
+     * claimed, new claimed, pending, lease id, observed head, bindings (json), head, then
+     * {@link #FETCH_COLUMNS}.
      */
-    static String advanceCursor(FamilyTables t) {
-        return "WITH snap AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin, pg_current_xact_id() AS me),"
+    static String claim(FamilyTables t) {
+        return "WITH h AS MATERIALIZED (SELECT " + head(t) + " AS head)"
+                + " SELECT set_config('sluice.observed_head', h.head::text, true),"
+                + " set_config('synchronous_commit', 'off', true), pg_current_xact_id()::text FROM h;\n"
+                + "WITH obs AS (SELECT current_setting('sluice.observed_head')::bigint AS head),"
+                + " snap AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin, pg_current_xact_id() AS me),"
                 + " cur AS (SELECT * FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? FOR UPDATE),"
-                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xid, snap.me,"
+                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xid, snap.me, obs.head AS observed,"
                 + "   (snap.xmin >= snap.me) AS quiet,"
                 + "   (cur.pending_xid IS NOT NULL AND snap.xmin > cur.pending_xid) AS promoted,"
                 + "   CASE WHEN cur.pending_xid IS NOT NULL AND snap.xmin > cur.pending_xid"
                 + "        THEN greatest(cur.settled_head, cur.pending_head) ELSE cur.settled_head END AS settled0"
-                + "   FROM cur, snap),"
+                + "   FROM cur, snap, obs),"
                 + " m AS (SELECT n.*, (n.promoted OR n.pending_xid IS NULL) AS free,"
-                + "   CASE WHEN n.quiet THEN greatest(n.settled0, ?) ELSE n.settled0 END AS settled FROM n)"
-                + " , upd AS (UPDATE " + t.consumerGroupCursor() + " c SET"
+                + "   CASE WHEN n.quiet THEN greatest(n.settled0, n.observed) ELSE n.settled0 END AS settled FROM n),"
+                + " upd AS (UPDATE " + t.consumerGroupCursor() + " c SET"
                 + "   settled_head = m.settled,"
                 + "   claimed = greatest(m.claimed, least(m.claimed + ?, m.settled)),"
-                + "   pending_head = CASE WHEN m.quiet THEN NULL WHEN m.free AND ? > m.settled THEN ? WHEN m.free THEN NULL"
-                + "     ELSE m.pending_head END,"
-                + "   pending_xid = CASE WHEN m.quiet THEN NULL WHEN m.free AND ? > m.settled THEN m.me WHEN m.free THEN NULL"
-                + "     ELSE m.pending_xid END,"
+                + "   pending_head = CASE WHEN m.quiet THEN NULL WHEN m.free AND m.observed > m.settled THEN m.observed"
+                + "     WHEN m.free THEN NULL ELSE m.pending_head END,"
+                + "   pending_xid = CASE WHEN m.quiet THEN NULL WHEN m.free AND m.observed > m.settled THEN m.me"
+                + "     WHEN m.free THEN NULL ELSE m.pending_xid END,"
                 + "   updated_at = now()"
                 + " FROM m WHERE c.consumer_group_id = m.consumer_group_id"
-                + " RETURNING m.claimed AS old_claimed, c.claimed AS new_claimed, c.pending_xid IS NOT NULL AS pending),"
-                // The range's lease is written by the same statement: one round trip less per claim.
+                + " RETURNING m.claimed AS old_claimed, c.claimed AS new_claimed, c.pending_xid IS NOT NULL AS pending, m.observed),"
                 + " ins AS (INSERT INTO " + t.claimLease() + " (consumer_group_id, low, high, owner_token, expires_at)"
                 + "   SELECT ?, old_claimed + 1, new_claimed, ?, now() + make_interval(secs => ?) FROM upd WHERE new_claimed > old_claimed"
                 + "   RETURNING id)"
-                + " SELECT upd.old_claimed, upd.new_claimed, upd.pending, (SELECT id FROM ins) FROM upd";
+                + " SELECT u.old_claimed, u.new_claimed, u.pending, (SELECT id FROM ins), u.observed,"
+                + "   (SELECT json_agg(json_build_array(b.pattern, b.from_message_id, b.until_message_id))"
+                + "     FROM " + t.bindingConfig() + " b WHERE b.consumer_group_id = ?)::text, " + head(t) + ", f.*"
+                + " FROM upd u LEFT JOIN LATERAL (SELECT " + FETCH_COLUMNS
+                + "   FROM " + t.messageLog() + " m LEFT JOIN " + t.compactionHead() + " h"
+                + "     ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key"
+                + "   WHERE u.new_claimed > u.old_claimed AND m.id BETWEEN u.old_claimed + 1 AND u.new_claimed) f ON true"
+                + " ORDER BY f.id";
     }
 
     /** Whether the pending observation has settled (read-only). */
@@ -114,9 +137,7 @@ final class ClaimSql {
 
     /** Messages of a range (or of a list of ids) with whether compaction superseded them. */
     static String fetch(FamilyTables t, boolean byIds) {
-        return "SELECT m.id, m.created_at, m.schema_version, m.content_type, m.routing_key, m.message_key, m.compaction_rank,"
-                + " m.headers::text, m.options::text, m.payload,"
-                + " (m.compaction_rank IS NOT NULL AND h.message_id IS DISTINCT FROM m.id) AS superseded"
+        return "SELECT " + FETCH_COLUMNS
                 + " FROM " + t.messageLog() + " m LEFT JOIN " + t.compactionHead() + " h"
                 + "   ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key"
                 + (byIds ? " WHERE m.id = ANY(?)" : " WHERE m.id BETWEEN ? AND ? AND NOT (m.id = ANY(?))")
@@ -132,6 +153,23 @@ final class ClaimSql {
     /** Completing a range: only the live holder may (stale holders change nothing). */
     static String completeRange(FamilyTables t) {
         return "DELETE FROM " + t.claimLease() + " WHERE id = ? AND owner_token = ? AND expires_at > now() RETURNING low";
+    }
+
+    /**
+     * Completing a range that leaves nothing behind (no outcome rows, no log events, no key leases) in one
+     * statement: deletes the lease (live holders only) and moves committed up to just below the lowest
+     * other open range, or to claimed when none is open. Ranges this statement cannot see were claimed
+     * after its snapshot, above the claimed it reads, so committed never passes an open range.
+     * Parameters: lease id, owner token, group, lease id, group, group. Returns one row when the lease
+     * was still held.
+     */
+    static String completeRangeAndAdvance(FamilyTables t) {
+        return "WITH d AS (DELETE FROM " + t.claimLease() + " WHERE id = ? AND owner_token = ? AND expires_at > now() RETURNING low),"
+                + " x AS (SELECT coalesce((SELECT min(low) - 1 FROM " + t.claimLease() + " WHERE consumer_group_id = ? AND id <> ?),"
+                + "   (SELECT claimed FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ?)) AS target),"
+                + " u AS (UPDATE " + t.consumerGroupCursor() + " c SET committed = x.target, updated_at = now() FROM x"
+                + "   WHERE c.consumer_group_id = ? AND c.committed < x.target AND EXISTS (SELECT 1 FROM d))"
+                + " SELECT low FROM d";
     }
 
     /** Releasing a range on a clean stop: taken over at once, resolved ids kept. */

@@ -63,6 +63,7 @@ public final class GroupConsumer<T> implements Consumption {
     private static final double DEFER_RECHECK_SECONDS = 0.1;
     private static final double DEFER_RECHECK_MAX_SECONDS = 5;
     private static final int MAX_ERROR_CHARS = 4000;
+    private static final long PROBE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final int MAX_STACK_CHARS = 16000;
 
     private final Db db;
@@ -93,6 +94,14 @@ public final class GroupConsumer<T> implements Consumption {
     private final AtomicInteger outstanding = new AtomicInteger();
     private volatile boolean running = true;
     private volatile boolean wakeFlag;
+    /**
+     * Claim before probing: set by a stream notification (new messages committed) and by a full claim
+     * (more is waiting), so a wake-up costs one round trip. The probe still runs at least every
+     * {@link #PROBE_EVERY_NANOS}, so expired ranges and due rows are served during a long backlog.
+     */
+    private volatile boolean claimFirst;
+    /** When the current run of claims without a probe began (0: the last poll probed). Loop thread only. */
+    private long claimStreakStart;
     private volatile Bindings bindings;
     private volatile long bindingsValidThrough;
     private volatile long lastWarn;
@@ -155,7 +164,7 @@ public final class GroupConsumer<T> implements Consumption {
             } catch (Exception e) {
                 log.warn("presence lock not confirmed yet: group={} error={}", g.groupName(), e.toString());
             }
-            this.wakeRegistration = o.wakeups() ? session.onWake(g.streamId(), this::wake) : null;
+            this.wakeRegistration = o.wakeups() ? session.onWake(g.streamId(), this::notified) : null;
         } else {
             this.wakeRegistration = null;
         }
@@ -171,6 +180,12 @@ public final class GroupConsumer<T> implements Consumption {
     private void wake() {
         wakeFlag = true;
         LockSupport.unpark(loop);
+    }
+
+    /** A stream notification: messages were committed, so the next poll claims at once. */
+    private void notified() {
+        claimFirst = true;
+        wake();
     }
 
     private void loop() {
@@ -215,6 +230,25 @@ public final class GroupConsumer<T> implements Consumption {
 
     /** One poll; returns how long to wait before the next one (0: poll again at once). */
     private long pollOnce() {
+        if (claimFirst) {
+            claimFirst = false;
+            long now = System.nanoTime();
+            if (claimStreakStart == 0) {
+                claimStreakStart = now;
+            }
+            if (now - claimStreakStart < PROBE_EVERY_NANOS) {
+                FreshClaim r = claimFresh();
+                if (r.claimed()) {
+                    return 0;
+                }
+                if (r.pending() && awaitSettled()) {
+                    claimFirst = true;
+                    return 0;
+                }
+            }
+        }
+        claimFirst = false;
+        claimStreakStart = 0;
         Probe p = db.autoCommit("probe group", c -> {
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.probe(t))) {
                 ps.setLong(1, g.groupId());
@@ -267,46 +301,80 @@ public final class GroupConsumer<T> implements Consumption {
     private record FreshClaim(boolean claimed, boolean pending) {
     }
 
-    /** The fenced claim of a fresh range (one short transaction, before any handler runs). */
+    /**
+     * The fenced claim of a fresh range with its messages, in one round trip (see {@link ClaimSql#claim}),
+     * before any handler runs.
+     */
     private FreshClaim claimFresh() {
-        long[] range = new long[3];
-        boolean[] pending = new boolean[1];
-        db.transaction("claim a range", c -> {
-            long head;
-            // The observation: the head first, then this transaction's xid (see ClaimSql.observe).
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.observe(t)); ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                head = rs.getLong(1);
-            }
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.advanceCursor(t))) {
+        ClaimResult r = db.autoCommit("claim a range", c -> {
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
                 ps.setLong(1, g.groupId());
-                ps.setLong(2, head);
-                ps.setLong(3, o.batchSize());
-                ps.setLong(4, head);
-                ps.setLong(5, head);
-                ps.setLong(6, head);
-                ps.setLong(7, g.groupId());
-                ps.setObject(8, token);
-                ps.setDouble(9, leaseSeconds);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    long oldClaimed = rs.getLong(1);
-                    long newClaimed = rs.getLong(2);
-                    pending[0] = rs.getBoolean(3);
-                    long lease = rs.getLong(4);
-                    range[0] = rs.wasNull() ? 0 : lease;
-                    range[1] = oldClaimed + 1;
-                    range[2] = newClaimed;
+                ps.setLong(2, o.batchSize());
+                ps.setLong(3, g.groupId());
+                ps.setObject(4, token);
+                ps.setDouble(5, leaseSeconds);
+                ps.setLong(6, g.groupId());
+                ps.execute(); // statement 1: the observation
+                if (!ps.getMoreResults()) {
+                    throw new SQLException("the claim returned no second result");
+                }
+                try (ResultSet rs = ps.getResultSet()) {
+                    return claimResult(rs);
                 }
             }
-            return null;
         });
-        if (range[0] == 0) {
-            return new FreshClaim(false, pending[0]);
+        if (r.leaseId() == 0) {
+            return new FreshClaim(false, r.pending());
         }
         rangesClaimed.increment();
-        startRange(new RangeWork(range[0], range[1], range[2], 0, Set.of()));
-        return new FreshClaim(true, pending[0]);
+        if (r.newClaimed() - r.oldClaimed() >= o.batchSize() || r.newClaimed() < r.observed()) {
+            claimFirst = true; // more is waiting
+        }
+        if (r.newClaimed() > bindingsValidThrough) {
+            bindings = parseBindings(r.bindingsJson());
+            bindingsValidThrough = r.headWithBindings();
+        }
+        startRange(new RangeWork(r.leaseId(), r.oldClaimed() + 1, r.newClaimed(), 0, Set.of()), r.messages());
+        return new FreshClaim(true, r.pending());
+    }
+
+    private record ClaimResult(long oldClaimed, long newClaimed, boolean pending, long leaseId, long observed,
+                               String bindingsJson, long headWithBindings, List<Fetched> messages) {
+    }
+
+    private static ClaimResult claimResult(ResultSet rs) throws SQLException {
+        if (!rs.next()) {
+            throw new dev.sluice.SluiceException(dev.sluice.ErrorCode.GROUP_NOT_FOUND, "the group has no cursor (destroyed?)");
+        }
+        long oldClaimed = rs.getLong(1);
+        long newClaimed = rs.getLong(2);
+        boolean pending = rs.getBoolean(3);
+        long leaseId = rs.getLong(4);
+        long observed = rs.getLong(5);
+        String bindingsJson = rs.getString(6);
+        long head = rs.getLong(7);
+        List<Fetched> messages = new ArrayList<>();
+        do {
+            rs.getLong(8);
+            if (!rs.wasNull()) {
+                messages.add(fetched(rs, 7));
+            }
+        } while (rs.next());
+        return new ClaimResult(oldClaimed, newClaimed, pending, leaseId, observed, bindingsJson, head, messages);
+    }
+
+    private static Bindings parseBindings(String json) {
+        List<Bindings.Entry> entries = new ArrayList<>();
+        if (json != null) {
+            try {
+                for (com.fasterxml.jackson.databind.JsonNode e : JSON.readTree(json)) {
+                    entries.add(Bindings.entry(e.get(0).asText(), e.get(1).asLong(), e.get(2).isNull() ? null : e.get(2).asLong()));
+                }
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("unreadable bindings from the claim: " + e.getMessage(), e);
+            }
+        }
+        return new Bindings(entries);
     }
 
     /** Waits briefly (read-only checks, no xid) for the pending observation to settle. */
@@ -366,17 +434,17 @@ public final class GroupConsumer<T> implements Consumption {
         }
         if (taken[0] != null) {
             rangesReclaimed.increment();
-            startRange((RangeWork) taken[0]);
+            startRange((RangeWork) taken[0], null);
         }
         return true;
     }
 
     // ------------------------------------------------------------------ ranges
 
-    private void startRange(RangeWork w) {
+    private void startRange(RangeWork w, List<Fetched> prefetched) {
         ranges.put(w.leaseId, w);
         try {
-            dispatchRange(w);
+            dispatchRange(w, prefetched == null ? fetchRange(w) : prefetched);
         } catch (RuntimeException e) {
             // Nothing was handed to handlers (or what was keeps running): stop renewing the range so it
             // expires and is taken over, rather than holding it forever.
@@ -388,8 +456,8 @@ public final class GroupConsumer<T> implements Consumption {
         }
     }
 
-    private void dispatchRange(RangeWork w) {
-        List<Fetched> fetched = db.autoCommit("fetch a range", c -> {
+    private List<Fetched> fetchRange(RangeWork w) {
+        return db.autoCommit("fetch a range", c -> {
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, false))) {
                 ps.setLong(1, w.low);
                 ps.setLong(2, w.high);
@@ -397,6 +465,9 @@ public final class GroupConsumer<T> implements Consumption {
                 return read(ps);
             }
         });
+    }
+
+    private void dispatchRange(RangeWork w, List<Fetched> fetched) {
         Bindings b = bindings(w.high);
         List<Fetched> runnable = new ArrayList<>();
         Instant now = Instant.now();
@@ -593,7 +664,8 @@ public final class GroupConsumer<T> implements Consumption {
         w.done = true;
         ranges.remove(w.leaseId);
         try {
-            boolean ok = db.transaction("complete a range", c -> {
+            boolean ok = w.keys.isEmpty() && w.rowsSnapshot().isEmpty() && w.eventsSnapshot().isEmpty()
+                    ? completeQuietRange(w) : db.transaction("complete a range", c -> {
                 try (PreparedStatement ps = c.prepareStatement(ClaimSql.completeRange(t))) {
                     ps.setLong(1, w.leaseId);
                     ps.setObject(2, token);
@@ -628,6 +700,23 @@ public final class GroupConsumer<T> implements Consumption {
         } catch (RuntimeException e) {
             warn("could not record a range's outcome; it will be redelivered after its lease", e);
         }
+    }
+
+    /** A range that leaves nothing behind: lease deleted and cursor advanced by one statement. */
+    private boolean completeQuietRange(RangeWork w) {
+        return db.autoCommit("complete a range", c -> {
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.completeRangeAndAdvance(t))) {
+                ps.setLong(1, w.leaseId);
+                ps.setObject(2, token);
+                ps.setLong(3, g.groupId());
+                ps.setLong(4, w.leaseId);
+                ps.setLong(5, g.groupId());
+                ps.setLong(6, g.groupId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next();
+                }
+            }
+        });
     }
 
     private void insertRows(Connection c, List<OutcomeRow> list) throws SQLException {
@@ -984,13 +1073,19 @@ public final class GroupConsumer<T> implements Consumption {
         List<Fetched> out = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                long rank = rs.getLong(7);
-                Long r = rs.wasNull() ? null : rank;
-                out.add(new Fetched(rs.getLong(1), rs.getTimestamp(2).toInstant(), rs.getInt(3), rs.getString(4),
-                        rs.getString(5), rs.getString(6), r, rs.getString(8), rs.getString(9), rs.getBytes(10), rs.getBoolean(11)));
+                out.add(fetched(rs, 0));
             }
         }
         return out;
+    }
+
+    /** One message from the columns of {@code ClaimSql.FETCH_COLUMNS}, starting after column {@code offset}. */
+    private static Fetched fetched(ResultSet rs, int offset) throws SQLException {
+        long rank = rs.getLong(offset + 7);
+        Long r = rs.wasNull() ? null : rank;
+        return new Fetched(rs.getLong(offset + 1), rs.getTimestamp(offset + 2).toInstant(), rs.getInt(offset + 3),
+                rs.getString(offset + 4), rs.getString(offset + 5), rs.getString(offset + 6), r, rs.getString(offset + 8),
+                rs.getString(offset + 9), rs.getBytes(offset + 10), rs.getBoolean(offset + 11));
     }
 
     /**

@@ -184,6 +184,17 @@ public final class ClientSession implements AutoCloseable {
         }
     }
 
+    /**
+     * A commit by a producer of this process: wakes this process's consumers of the stream at once,
+     * without waiting for the NOTIFY to come back from the server (it still comes, for everyone else).
+     */
+    public void wakeLocal(long streamId) {
+        Set<Runnable> set = waiters.get(streamId);
+        if (set != null) {
+            set.forEach(Runnable::run);
+        }
+    }
+
     private void wakeAll() {
         waiters.values().forEach(set -> set.forEach(Runnable::run));
         keyWaiters.values().forEach(set -> set.forEach(Runnable::run));

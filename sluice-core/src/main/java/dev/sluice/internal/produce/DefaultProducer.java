@@ -25,6 +25,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 
 /** The producer behind {@link Producer}: validation, the batcher, the transaction forms. */
 public final class DefaultProducer<T> implements Producer<T> {
@@ -39,13 +40,15 @@ public final class DefaultProducer<T> implements Producer<T> {
     private final Runnable onClose;
     private volatile Resolved resolved;
     private volatile boolean closed;
+    /** Told the stream id after each commit of our own transaction (wakes this process's consumers). */
+    private final LongConsumer committed;
 
     private record Resolved(StreamTarget target, PartitionKeeper keeper) {
     }
 
     @SuppressWarnings("unchecked")
     public DefaultProducer(Db db, StreamCatalog catalog, String schema, String streamName, Class<T> payloadType,
-                           ProducerConfig config, Executor background, Runnable onClose) {
+                           ProducerConfig config, Executor background, Runnable onClose, LongConsumer committed) {
         this.db = db;
         this.catalog = catalog;
         this.schema = schema;
@@ -53,6 +56,7 @@ public final class DefaultProducer<T> implements Producer<T> {
         this.config = config;
         this.background = background;
         this.onClose = onClose;
+        this.committed = committed;
         Serde<T> serde = config.serde() != null ? (Serde<T>) config.serde() : Serde.forType(payloadType);
         this.encoder = new MessageEncoder<>(serde, payloadType);
         this.batcher = new Batcher(streamName, config.maxBatchSize(), config.maxInFlight(), this::flush);
@@ -233,7 +237,7 @@ public final class DefaultProducer<T> implements Producer<T> {
     private List<Produced> writeWithRetry(Resolved r, Work work) {
         for (int attempt = 1; ; attempt++) {
             try {
-                return db.transaction("produce to stream '" + streamName + "'", c -> {
+                List<Produced> out = db.transaction("produce to stream '" + streamName + "'", c -> {
                     try {
                         return work.run(c);
                     } catch (SQLException e) {
@@ -243,6 +247,8 @@ public final class DefaultProducer<T> implements Producer<T> {
                         throw e;
                     }
                 });
+                committed.accept(r.target().id());
+                return out;
             } catch (SluiceException e) {
                 if (e.code() == ErrorCode.PARTITION_UNAVAILABLE && attempt == 1) {
                     r.keeper().extend(Math.max(1024, config.maxBatchSize()));
