@@ -43,7 +43,11 @@ import org.postgresql.ds.PGSimpleDataSource;
  * {@code withBatchSize(fetch)}, a no-op handler, on a HikariCP pool of workers + 2 connections; the
  * drain ends when the group's cursor has committed the head; (3) pickup latency at light load:
  * {@code --latency-jobs} single {@code produce()} calls at {@code --latency-rate}/s with the consumer
- * idle, produce-return → handler-start on this process's monotonic clock.
+ * idle, produce-return → handler-start on this process's monotonic clock; the producer shares the
+ * consumer's client, so its commit wakes the consumer in-process (like db-scheduler's immediate
+ * execution); (4) the same with the producer on a second client, so the consumer learns of each
+ * message only through LISTEN/NOTIFY — what a message produced by another process sees
+ * ({@code p50_no_hint_ms}).
  *
  * <p>Prints one line {@code PEERS_RESULT {json}} for bench/peers/run.sh.
  */
@@ -125,6 +129,7 @@ public final class SluiceBurst {
             double drainPerS;
             long remaining;
             Latency lat;
+            Latency remote;
             try (Consumption consumption = group.consume(m -> {
                 long t = System.nanoTime();
                 int seq = ByteBuffer.wrap(m.payload()).getInt(0);
@@ -151,9 +156,16 @@ public final class SluiceBurst {
                 // Phase 3: pickup latency with the consumer idle.
                 settle(simple, schema);
                 try (Producer<byte[]> producer = stream.producer()) {
-                    lat = pickup(producer, pad, startedAt, failure);
+                    lat = pickup(producer, pad, startedAt, failure, jobs);
                 }
                 log(String.format("pickup: p50 %.2f ms, p95 %.2f ms", lat.p50, lat.p95));
+                // What a message produced by another process sees: a second client (its own session, so
+                // no in-process wake-up) produces; the consumer learns of it only through LISTEN/NOTIFY.
+                try (Sluice other = Sluice.builder().dataSource(pool).schema(schema).clientId("peers-sluice-other").build();
+                     Producer<byte[]> producer = other.stream("peers").producer()) {
+                    remote = pickup(producer, pad, startedAt, failure, jobs + latencyJobs);
+                }
+                log(String.format("pickup from another client (NOTIFY only): p50 %.2f ms, p95 %.2f ms", remote.p50, remote.p95));
             }
             System.out.println("PEERS_RESULT {"
                     + "\"system\":\"sluice\""
@@ -162,12 +174,14 @@ public final class SluiceBurst {
                     + ",\"drain_per_s\":" + num(drainPerS, 1)
                     + ",\"p50_ms\":" + num(lat.p50, 2)
                     + ",\"p95_ms\":" + num(lat.p95, 2)
+                    + ",\"p50_no_hint_ms\":" + num(remote.p50, 2)
+                    + ",\"p95_no_hint_ms\":" + num(remote.p95, 2)
                     + ",\"jobs\":" + jobs
                     + ",\"handled\":" + handled.get()
                     + ",\"duplicates\":" + duplicates.get()
                     + ",\"remaining\":" + remaining
-                    + ",\"latency_lost\":" + lat.lost
-                    + ",\"latency_early\":" + lat.early
+                    + ",\"latency_lost\":" + (lat.lost + remote.lost)
+                    + ",\"latency_early\":" + (lat.early + remote.early)
                     + ",\"payload_bytes\":" + pad.length
                     + ",\"error\":" + (failure.get() == null ? "null" : json(failure.get().toString()))
                     + ",\"settings\":" + json("produceBatch x" + enqueueBatch + ", " + enqueueCallers
@@ -182,7 +196,7 @@ public final class SluiceBurst {
 
     /** Single produce() calls at a fixed rate; each call's return is its commit. */
     static Latency pickup(Producer<byte[]> producer, byte[] pad, Map<Integer, Long> startedAt,
-                          AtomicReference<Throwable> failure) throws Exception {
+                          AtomicReference<Throwable> failure, int firstSeq) throws Exception {
         Map<Integer, Long> committedAt = new ConcurrentHashMap<>();
         ExecutorService senders = Executors.newCachedThreadPool();
         long interval = TimeUnit.SECONDS.toNanos(1) / latencyRate;
@@ -193,7 +207,7 @@ public final class SluiceBurst {
             while (System.nanoTime() < due) {
                 LockSupport.parkNanos(due - System.nanoTime());
             }
-            int seq = jobs + i;
+            int seq = firstSeq + i;
             fs.add(senders.submit(() -> {
                 try {
                     producer.produce(payload(pad, seq));
