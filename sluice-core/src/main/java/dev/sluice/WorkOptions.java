@@ -22,9 +22,14 @@ import java.util.concurrent.Executor;
  *                            rescue of expired claims, expiry, dead-job retention; {@link Duration#ZERO}
  *                            turns it off (default 5 s)
  * @param wakeups             use LISTEN/NOTIFY wake-ups on enqueue (default true)
+ * @param prefetch            jobs the worker may hold claimed beyond its running handlers, so that one claim
+ *                            round trip fetches a batch and a finishing handler finds its next job waiting
+ *                            (default 0: claim only for free slots; 0 to 1000). A prefetched job's claim
+ *                            runs (and is heart-beaten) while it waits; {@link Worker#close()} gives
+ *                            prefetched jobs back at once, uncounted
  */
 public record WorkOptions(int concurrency, Executor executor, Duration pollInterval, Duration idleCheck,
-                          Duration shutdownTimeout, Duration maintenanceInterval, boolean wakeups) {
+                          Duration shutdownTimeout, Duration maintenanceInterval, boolean wakeups, int prefetch) {
 
     /** Checks every field ({@link ErrorCode#INVALID_QUEUE_OPTIONS}). */
     public WorkOptions {
@@ -44,54 +49,71 @@ public record WorkOptions(int concurrency, Executor executor, Duration pollInter
                 || (!maintenanceInterval.isZero() && maintenanceInterval.compareTo(Duration.ofMillis(10)) < 0)) {
             throw invalid("maintenanceInterval must be zero (off) or at least 10 ms (got " + maintenanceInterval + ")");
         }
+        if (prefetch < 0 || prefetch > 1000) {
+            throw invalid("prefetch must be between 0 and 1000 (got " + prefetch + ")");
+        }
+    }
+
+    /** Options without prefetch (the form before {@code prefetch} existed). */
+    public WorkOptions(int concurrency, Executor executor, Duration pollInterval, Duration idleCheck,
+                       Duration shutdownTimeout, Duration maintenanceInterval, boolean wakeups) {
+        this(concurrency, executor, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, wakeups, 0);
     }
 
     private static SluiceException invalid(String problem) {
         return new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, problem);
     }
 
-    /** Concurrency 8, own threads, 1 s fallback poll, 30 s idle check, 30 s shutdown, 5 s maintenance, wake-ups on. */
+    /**
+     * Concurrency 8, own threads, 1 s fallback poll, 30 s idle check, 30 s shutdown, 5 s maintenance, wake-ups
+     * on, no prefetch.
+     */
     public static WorkOptions defaults() {
         return new WorkOptions(8, null, Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ofSeconds(30),
-                Duration.ofSeconds(5), true);
+                Duration.ofSeconds(5), true, 0);
     }
 
     /** These options with another concurrency. */
     public WorkOptions withConcurrency(int n) {
-        return new WorkOptions(n, executor, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, wakeups);
+        return new WorkOptions(n, executor, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, wakeups, prefetch);
     }
 
     /** These options with another executor ({@code null}: the worker's own threads). */
     public WorkOptions withExecutor(Executor e) {
-        return new WorkOptions(concurrency, e, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, wakeups);
+        return new WorkOptions(concurrency, e, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, wakeups, prefetch);
     }
 
     /** These options with another fallback poll interval. */
     public WorkOptions withPollInterval(Duration d) {
         return new WorkOptions(concurrency, executor, Objects.requireNonNull(d, "pollInterval"), idleCheck, shutdownTimeout,
-                maintenanceInterval, wakeups);
+                maintenanceInterval, wakeups, prefetch);
     }
 
     /** These options with another idle check. */
     public WorkOptions withIdleCheck(Duration d) {
         return new WorkOptions(concurrency, executor, pollInterval, Objects.requireNonNull(d, "idleCheck"), shutdownTimeout,
-                maintenanceInterval, wakeups);
+                maintenanceInterval, wakeups, prefetch);
     }
 
     /** These options with another shutdown timeout. */
     public WorkOptions withShutdownTimeout(Duration d) {
         return new WorkOptions(concurrency, executor, pollInterval, idleCheck, Objects.requireNonNull(d, "shutdownTimeout"),
-                maintenanceInterval, wakeups);
+                maintenanceInterval, wakeups, prefetch);
     }
 
     /** These options with another maintenance interval ({@link Duration#ZERO}: off). */
     public WorkOptions withMaintenanceInterval(Duration d) {
         return new WorkOptions(concurrency, executor, pollInterval, idleCheck, shutdownTimeout,
-                Objects.requireNonNull(d, "maintenanceInterval"), wakeups);
+                Objects.requireNonNull(d, "maintenanceInterval"), wakeups, prefetch);
     }
 
     /** These options with wake-ups on or off. */
     public WorkOptions withWakeups(boolean on) {
-        return new WorkOptions(concurrency, executor, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, on);
+        return new WorkOptions(concurrency, executor, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, on, prefetch);
+    }
+
+    /** These options with another prefetch (jobs held claimed beyond the running handlers). */
+    public WorkOptions withPrefetch(int n) {
+        return new WorkOptions(concurrency, executor, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, wakeups, n);
     }
 }

@@ -41,6 +41,8 @@ import javax.sql.DataSource;
  *   <li><b>pickup</b>: P single enqueues at R per second with an idle worker; latency = handler start −
  *   enqueue call start.</li>
  * </ol>
+ * A warm-up round of up to 20,000 jobs (run 0, not reported) runs first: in a fresh JVM the JIT compiles
+ * the driver's and Sluice's paths for seconds, and would tax whichever side ran first.
  * Before each drain both tables are vacuumed and analyzed and a checkpoint is taken, so neither side
  * depends on autovacuum's timing or pays for the other's dirty buffers. A drain ends when the database
  * shows the last job gone, not when the last handler ran. Every handler call is counted per job:
@@ -56,6 +58,8 @@ public final class QueueBenchmark {
     /** The enqueue reference. */
     public static final String INSERT_REFERENCE = "raw-insert";
 
+    /** Jobs of the warm-up round (run 0, not reported). */
+    private static final int WARMUP_JOBS = 20_000;
     /** How long a drain may take before the run is a failure. */
     private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(10);
 
@@ -279,6 +283,11 @@ public final class QueueBenchmark {
                 try (HikariDataSource pool = Bench.pool(ds, poolSize, "sluice-bench");
                      Sluice sluice = Sluice.builder().dataSource(pool).schema(schema).clientId("sluice-bench").build()) {
                     sluice.system().register();
+                    // A short round first, not reported, so that neither side pays for the JIT compiling the
+                    // driver's and its own paths (in a fresh JVM the compiler threads take a core for seconds).
+                    Options warm = o.withJobs(Math.min(o.jobs(), WARMUP_JOBS)).withPickup(Math.min(o.pickupJobs(), 20),
+                            Math.max(o.pickupRate(), 100));
+                    oneRun(sluice, ds, admin, schema, 0, warm, listener);
                     for (int run = 1; run <= o.runs(); run++) {
                         RunResult r = oneRun(sluice, ds, admin, schema, run, o, listener);
                         runs.add(r);
@@ -440,8 +449,7 @@ public final class QueueBenchmark {
 
     private static Drained drainOurs(Queue<byte[]> queue, Connection admin, String job, Options o) throws SQLException {
         Seen seen = new Seen(o.jobs());
-        WorkOptions wo = WorkOptions.defaults().withConcurrency(o.workers())
-                .withMaintenanceInterval(Duration.ofSeconds(5));
+        WorkOptions wo = WorkOptions.defaults().withConcurrency(o.workers()).withPrefetch(o.batch());
         long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
         long t0 = System.nanoTime();
         long t1;
@@ -519,7 +527,7 @@ public final class QueueBenchmark {
         double[] lat = new double[o.pickupJobs()];
         AtomicLong handled = new AtomicLong();
         byte[] pad = Bench.randomBytes(o.payloadBytes());
-        WorkOptions wo = WorkOptions.defaults().withConcurrency(o.workers());
+        WorkOptions wo = WorkOptions.defaults().withConcurrency(o.workers()).withPrefetch(o.batch());
         try (Worker w = queue.work(h -> {
             long now = System.nanoTime();
             ByteBuffer b = ByteBuffer.wrap(h.payloadBytes());

@@ -24,6 +24,8 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     private final JobStore store;
     private final JobStore.Claimed row;
     private final Serde<T> serde;
+    /** The worker's batched acks, or null for a handle of {@code Queue.claim} (acks on its own). */
+    private final JobCompleter completer;
     private volatile Instant claimExpiresAt;
     private volatile boolean resolved;
     private volatile boolean decoded;
@@ -31,9 +33,15 @@ public final class ClaimedJob<T> implements JobHandle<T> {
 
     /** A handle on a claimed row; {@code serde} decodes the payload on first use. */
     public ClaimedJob(JobStore store, JobStore.Claimed row, Serde<T> serde) {
+        this(store, row, serde, null);
+    }
+
+    /** A worker's handle: its acks go through the worker's completer, batched with the others'. */
+    ClaimedJob(JobStore store, JobStore.Claimed row, Serde<T> serde, JobCompleter completer) {
         this.store = store;
         this.row = row;
         this.serde = serde;
+        this.completer = completer;
         this.claimExpiresAt = row.claimExpiresAt();
     }
 
@@ -48,6 +56,16 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     /** Whether ack, retry, fail or discard was called on this handle (whatever it returned). */
     boolean resolved() {
         return resolved;
+    }
+
+    /** Marks the handle resolved without a statement: the worker gives its claim back in a batch. */
+    void markResolved() {
+        resolved = true;
+    }
+
+    /** The claimed row as the claim returned it. */
+    JobStore.Claimed row() {
+        return row;
     }
 
     /** Records a heartbeat made on the handle's behalf (the worker batches them). */
@@ -132,7 +150,29 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     @Override
     public boolean ack() {
         resolved = true;
-        return store.ack(row.id(), row.token());
+        if (completer == null) {
+            return store.ack(row.id(), row.token());
+        }
+        try {
+            return completer.ack(row.id(), row.token()).join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * The worker's ack after its handler returned: queued to the completer without waiting; the future
+     * says whether the row was deleted (false: the claim was lost, nothing changed).
+     */
+    java.util.concurrent.CompletableFuture<Boolean> ackLater() {
+        resolved = true;
+        if (completer == null) {
+            return java.util.concurrent.CompletableFuture.completedFuture(store.ack(row.id(), row.token()));
+        }
+        return completer.ack(row.id(), row.token());
     }
 
     @Override

@@ -61,18 +61,95 @@ public final class JobStore {
 
     // ------------------------------------------------------------------ enqueue
 
-    /** Enqueues in a transaction of our own (replayed on transient conflicts). */
+    /**
+     * Enqueues in a transaction of our own (replayed on transient conflicts). Jobs without unique keys
+     * take the bulk path: one auto-commit statement, which is atomic by itself.
+     */
     public List<Long> enqueue(String queue, List<EncodedJob> jobs) {
+        if (plain(jobs)) {
+            return db.autoCommit("enqueue to queue '" + queue + "'", c -> insertPlain(c, queue, jobs));
+        }
         return db.transaction("enqueue to queue '" + queue + "'", c -> insert(c, queue, jobs));
     }
 
     /** Enqueues on the caller's connection and transaction; never commits. */
     public List<Long> enqueueOn(Connection c, String queue, List<EncodedJob> jobs) {
         try {
-            return insert(c, queue, jobs);
+            return plain(jobs) ? insertPlain(c, queue, jobs) : insert(c, queue, jobs);
         } catch (SQLException e) {
             throw map(e, "enqueue to queue '" + queue + "'");
         }
+    }
+
+    /** Whether no job has a unique key and all share one content type and stamps (one handle's batch). */
+    private static boolean plain(List<EncodedJob> jobs) {
+        EncodedJob first = jobs.get(0);
+        for (EncodedJob j : jobs) {
+            if (j.uniqueKey() != null || !j.contentType().equals(first.contentType()) || !j.stamps().equals(first.stamps())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The bulk insert ({@link QueueSql#enqueuePlain}); ids in input order. */
+    private List<Long> insertPlain(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
+        int n = jobs.size();
+        byte[][] p = new byte[n][];
+        String[] h = new String[n];
+        Integer[] pr = new Integer[n];
+        Long[] delay = new Long[n];
+        Long[] runAt = new Long[n];
+        Long[] expires = new Long[n];
+        for (int k = 0; k < n; k++) {
+            EncodedJob j = jobs.get(k);
+            p[k] = j.payload();
+            h[k] = j.headersJson();
+            pr[k] = j.priority();
+            delay[k] = j.delay() == null ? null : micros(j.delay());
+            runAt[k] = j.runAt() == null ? null : micros(j.runAt());
+            expires[k] = j.expiresAt() == null ? null : micros(j.expiresAt());
+        }
+        EncodedJob.Stamps s = jobs.get(0).stamps();
+        long[] ids = new long[n];
+        try (PreparedStatement ps = c.prepareStatement(sql.enqueuePlain)) {
+            int i = 1;
+            ps.setString(i++, channel);
+            ps.setString(i++, wakeKey(queue));
+            ps.setString(i++, queue);
+            ps.setString(i++, jobs.get(0).contentType());
+            ps.setLong(i++, s.visibilityTimeoutNs());
+            ps.setInt(i++, s.maxAttempts());
+            ps.setLong(i++, s.backoffBaseNs());
+            ps.setLong(i++, s.backoffMaxNs());
+            ps.setLong(i++, s.deadLetterRetentionNs());
+            ps.setArray(i++, c.createArrayOf("bytea", p));
+            ps.setArray(i++, c.createArrayOf("text", h));
+            ps.setArray(i++, c.createArrayOf("int4", pr));
+            ps.setArray(i++, c.createArrayOf("int8", delay));
+            ps.setArray(i++, c.createArrayOf("int8", runAt));
+            ps.setArray(i, c.createArrayOf("int8", expires));
+            int k = 0;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (k == n) {
+                        throw new IllegalStateException("got more ids than the " + n + " jobs");
+                    }
+                    ids[k++] = rs.getLong(1);
+                }
+            }
+            if (k != n) {
+                throw new IllegalStateException("got " + k + " ids for " + n + " jobs");
+            }
+        }
+        // Drawn in input order within the statement (see QueueSql); sorting restores it whatever order
+        // RETURNING used.
+        java.util.Arrays.sort(ids);
+        List<Long> out = new ArrayList<>(n);
+        for (long id : ids) {
+            out.add(id);
+        }
+        return out;
     }
 
     private List<Long> insert(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
@@ -247,6 +324,54 @@ public final class JobStore {
         });
     }
 
+    /**
+     * Deletes the rows among {@code ids}/{@code tokens} (pairwise) whose claim is still valid, in one
+     * statement; returns the ids it deleted. The others change nothing (their claim was lost).
+     */
+    public java.util.Set<Long> ackAll(long[] ids, UUID[] tokens) {
+        return db.autoCommit("ack jobs", c -> {
+            Long[] boxed = boxed(ids);
+            java.util.Set<Long> deleted = new java.util.HashSet<>();
+            try (PreparedStatement ps = c.prepareStatement(sql.ackBatch)) {
+                ps.setArray(1, c.createArrayOf("int8", boxed));
+                ps.setArray(2, c.createArrayOf("uuid", tokens));
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        deleted.add(rs.getLong(1));
+                    }
+                }
+            }
+            return deleted;
+        });
+    }
+
+    /** Gives back the claims still valid among {@code ids}/{@code tokens} unfinished (see {@link #release}); returns how many. */
+    public int releaseAll(long[] ids, UUID[] tokens) {
+        if (ids.length == 0) {
+            return 0;
+        }
+        return db.autoCommit("release jobs", c -> {
+            Long[] boxed = boxed(ids);
+            try (PreparedStatement ps = c.prepareStatement(sql.releaseBatch)) {
+                ps.setArray(1, c.createArrayOf("int8", boxed));
+                ps.setArray(2, c.createArrayOf("uuid", tokens));
+                ps.setString(3, channel);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return (int) rs.getLong(1);
+                }
+            }
+        });
+    }
+
+    private static Long[] boxed(long[] ids) {
+        Long[] boxed = new Long[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            boxed[i] = ids[i];
+        }
+        return boxed;
+    }
+
     /** Extends the claims still valid among {@code ids}/{@code tokens}; returns their new expiry by id. */
     public Map<Long, Instant> heartbeat(long[] ids, UUID[] tokens) {
         return db.autoCommit("heartbeat jobs", c -> {
@@ -258,7 +383,6 @@ public final class JobStore {
             try (PreparedStatement ps = c.prepareStatement(sql.heartbeat)) {
                 ps.setArray(1, c.createArrayOf("int8", boxed));
                 ps.setArray(2, c.createArrayOf("uuid", tokens));
-                ps.setArray(3, c.createArrayOf("int8", boxed));
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         renewed.put(rs.getLong(1), instant(rs.getTimestamp(2)));

@@ -14,7 +14,9 @@ import dev.sluice.internal.jdbc.Identifiers;
  *   run_at <= now()}), so jobs delayed into the future are never scanned: the cost is O(batch +
  *   distinct priorities), not O(backlog).</li>
  *   <li><b>Handle operations</b> all carry the validity predicate {@link #VALID_CLAIM}: still processing,
- *   same claim token, claim not expired. A stale handle matches no row and changes nothing.</li>
+ *   same claim token, claim not expired. A stale handle matches no row and changes nothing. The batched
+ *   forms (worker acks, heartbeats, releases) join the presented (id, token) pairs on the primary key with
+ *   the same predicate, the state implied by the token (see {@link #ackBatch}).</li>
  *   <li><b>Wake-ups</b>: every statement that makes a job claimable sends one {@code pg_notify} with the
  *   payload {@code q:<queue>} on the schema's channel (PostgreSQL folds repeats within a transaction).
  *   Stream notifications on the same channel carry a numeric stream id, so the two never collide.</li>
@@ -56,13 +58,16 @@ final class QueueSql {
     final String jobDead;
 
     final String enqueue;
+    final String enqueuePlain;
     final String existingIds;
     final String claim;
     final String nextDue;
     final String ack;
+    final String ackBatch;
     final String heartbeat;
     final String settle;
     final String release;
+    final String releaseBatch;
     final String rescue;
     final String expire;
     final String sweepDead;
@@ -109,6 +114,25 @@ final class QueueSql {
             SELECT i.id, i.id IN (SELECT id FROM written) AS written, i.uk FROM input i ORDER BY i.ord
             """.formatted(job, sequence);
 
+        // The bulk path for jobs without unique keys (nothing can be lost to a conflict): no ON CONFLICT,
+        // no materialized input. The ids come back in input order: nextval runs as the function scan
+        // emits the array's elements, so within one statement they ascend in input order (the caller sorts).
+        // Parameters: channel, wake key, queue, content type, the five stamps, then the five arrays.
+        this.enqueuePlain = """
+            WITH x AS MATERIALIZED (SELECT pg_notify(?, ?) AS notified)
+            INSERT INTO %1$s (queue, content_type, visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
+                              dead_letter_retention_ns, payload, headers, priority, run_at, expires_at)
+            SELECT q.queue, q.ct, q.vt, q.ma, q.bb, q.bm, q.dr, v.p, v.h::jsonb, v.pr,
+                   CASE WHEN v.delay_us IS NOT NULL THEN now() + v.delay_us * interval '1 microsecond'
+                        WHEN v.run_at_us IS NOT NULL THEN timestamptz 'epoch' + v.run_at_us * interval '1 microsecond'
+                        ELSE now() END,
+                   timestamptz 'epoch' + v.exp_us * interval '1 microsecond'
+            FROM x, (SELECT ?::text, ?::text, ?::bigint, ?::int, ?::bigint, ?::bigint, ?::bigint) AS q(queue, ct, vt, ma, bb, bm, dr),
+                 unnest(?::bytea[], ?::text[], ?::int[], ?::bigint[], ?::bigint[], ?::bigint[])
+                     AS v(p, h, pr, delay_us, run_at_us, exp_us)
+            RETURNING id
+            """.formatted(job);
+
         this.existingIds = "SELECT unique_key, id FROM " + job + " WHERE queue = ? AND unique_key = ANY(?::text[])";
 
         this.claim = """
@@ -144,12 +168,23 @@ final class QueueSql {
 
         this.ack = "DELETE FROM " + job + " WHERE " + VALID_CLAIM;
 
+        // The completer's batched ack: one statement for many completions, each row deleted only while it
+        // is still held under the presented token (a non-null token means processing: job_claim_iff_processing)
+        // and its claim has not expired. No state = 'processing' term on purpose: it would let the planner
+        // walk job_rescue_idx over every processing row (O(processing x batch) in the generic plan) instead
+        // of one primary-key probe per id. Parameters: ids, tokens.
+        this.ackBatch = """
+            DELETE FROM %1$s j USING unnest(?::bigint[], ?::uuid[]) AS a(id, token)
+            WHERE j.id = a.id AND j.claim_token = a.token AND j.claim_expires_at > now()
+            RETURNING j.id
+            """.formatted(job);
+
+        // The batched ack's predicate and plan (see ackBatch). Parameters: ids, tokens.
         this.heartbeat = """
             UPDATE %1$s j SET claim_expires_at = now() + (j.visibility_timeout_ns / 1000) * interval '1 microsecond',
                 updated_at = now()
             FROM unnest(?::bigint[], ?::uuid[]) AS h(id, token)
-            WHERE j.id = ANY (?::bigint[]) AND j.id = h.id AND j.claim_token = h.token AND j.state = 'processing'
-              AND j.claim_expires_at > now()
+            WHERE j.id = h.id AND j.claim_token = h.token AND j.claim_expires_at > now()
             RETURNING j.id, j.claim_expires_at
             """.formatted(job);
 
@@ -185,6 +220,19 @@ final class QueueSql {
             woke AS (SELECT pg_notify(?, '%3$s' || queue) FROM back)
             SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM woke)
             """.formatted(job, VALID_CLAIM, WAKE_PREFIX);
+
+        // The worker's drain: many claims given back at once (attempts not counted); the predicate is the
+        // batched ack's. Parameters: ids, tokens, channel.
+        this.releaseBatch = """
+            WITH back AS (
+                UPDATE %1$s j SET state = 'pending', claim_token = NULL, claim_expires_at = NULL,
+                    attempts = GREATEST(j.attempts - 1, 0), updated_at = now()
+                FROM unnest(?::bigint[], ?::uuid[]) AS r(id, token)
+                WHERE j.id = r.id AND j.claim_token = r.token AND j.claim_expires_at > now()
+                RETURNING j.queue),
+            woke AS (SELECT pg_notify(?, '%2$s' || queue) FROM (SELECT DISTINCT queue FROM back) b)
+            SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM woke)
+            """.formatted(job, WAKE_PREFIX);
 
         // Parameters: batch, channel.
         this.rescue = """

@@ -27,10 +27,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running worker of a queue: the claim loop (claims only as many jobs as it has free slots), the
- * handler executor, a heartbeat thread (each claim is extended every third of its stamped visibility
- * timeout, batched into one statement), the maintenance tick, and the drain on close. No database
- * connection is held while a handler runs. SEMANTICS.md §5.
+ * One running worker of a queue: the claim loop (one claim round trip fetches jobs for every free slot
+ * plus the prefetch), the handler executor, the completer (acks batched into one statement per batch,
+ * {@link JobCompleter}), a heartbeat thread (each claim is extended every third of its stamped visibility
+ * timeout, batched into one statement; jobs that finish faster never cost one), the maintenance tick, and
+ * the drain on close. No database connection is held while a handler runs. SEMANTICS.md §5.
  */
 public final class QueueWorker<T> implements Worker {
     private static final Logger log = LoggerFactory.getLogger(QueueWorker.class);
@@ -46,9 +47,23 @@ public final class QueueWorker<T> implements Worker {
     private final ClientSession session;
     private final String workerId;
     private final Runnable onClose;
+    /** Claimed jobs held by this worker: waiting for a slot (prefetched) or running. */
     private final Map<Long, Running<T>> inflight = new ConcurrentHashMap<>();
+    /** A job claimed again while its earlier claim's handler still runs here: started after it ends. */
+    private final Map<Long, JobStore.Claimed> deferred = new ConcurrentHashMap<>();
+    private final JobCompleter completer;
+    private final int capacity;
 
     private final Thread loop;
+    /**
+     * A second claimer, active only while the queue is busy (the last claim came back full): it keeps a
+     * claim round trip in flight while the first one's jobs are handed out, so a busy worker is not bound
+     * by one claim's latency. It sleeps while the queue is idle, so idle costs what one loop costs.
+     */
+    private final Thread helper;
+    /** Jobs asked for by claims in flight: counted as held, so two claimers never overshoot the capacity. */
+    private final AtomicInteger reserved = new AtomicInteger();
+    private volatile boolean busy;
     private final Thread beater;
     private final ExecutorService ownExecutor;
     private final Executor executor;
@@ -59,10 +74,14 @@ public final class QueueWorker<T> implements Worker {
     private volatile boolean wakeFlag;
     private volatile boolean closed;
     private volatile long lastWarn;
+    /** When the heartbeat thread wakes next by itself (so a new claim unparks it only when due sooner). */
+    private volatile long beaterWakeNanos;
 
-    /** A job whose handler is running (or about to). */
+    /** A claimed job, waiting for a slot or running. */
     private static final class Running<T> {
         final ClaimedJob<T> handle;
+        /** Taken by whoever gets the job first: its handler run, or the drain (which gives it back). */
+        final java.util.concurrent.atomic.AtomicBoolean taken = new java.util.concurrent.atomic.AtomicBoolean();
         volatile long nextBeatNanos;
         volatile boolean lost;
 
@@ -83,6 +102,7 @@ public final class QueueWorker<T> implements Worker {
         this.session = session;
         this.workerId = clientId + "/" + queue + "/" + UUID.randomUUID().toString().substring(0, 8);
         this.onClose = onClose;
+        this.capacity = o.concurrency() + o.prefetch();
         if (o.executor() == null) {
             AtomicInteger n = new AtomicInteger();
             this.ownExecutor = Executors.newFixedThreadPool(o.concurrency(),
@@ -94,8 +114,10 @@ public final class QueueWorker<T> implements Worker {
         }
         this.maintenance = o.maintenanceInterval().isZero() ? null
                 : Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "sluice-queue-maintenance-" + queue));
-        this.loop = daemon(this::loop, "sluice-worker-" + queue);
+        this.loop = daemon(() -> loop(true), "sluice-worker-" + queue);
+        this.helper = o.prefetch() > 0 ? daemon(() -> loop(false), "sluice-worker-helper-" + queue) : null;
         this.beater = daemon(this::heartbeats, "sluice-heartbeat-" + queue);
+        this.completer = new JobCompleter(store, queue, this::slotsFreed);
     }
 
     private static Thread daemon(Runnable r, String name) {
@@ -117,6 +139,9 @@ public final class QueueWorker<T> implements Worker {
         }
         beater.start();
         loop.start();
+        if (helper != null) {
+            helper.start();
+        }
     }
 
     @Override
@@ -141,35 +166,93 @@ public final class QueueWorker<T> implements Worker {
         LockSupport.unpark(loop);
     }
 
-    private void loop() {
+    /** How many jobs a claim should ask for now, or 0 when the claimers should wait. */
+    private int wanted() {
+        // Acks may lag one capacity behind; beyond that they count as held, so a slow database slows the claims.
+        int held = inflight.size() + deferred.size() + reserved.get() + Math.max(0, completer.pending() - capacity);
+        int free = capacity - held;
+        // Claim when a slot is (about to be) idle, or for at least half the capacity: a busy worker then
+        // claims in batches instead of one job per finished handler.
+        if (free <= 0 || (inflight.size() >= o.concurrency() && free < (capacity + 1) / 2)) {
+            return 0;
+        }
+        return Math.min(free, MAX_CLAIM);
+    }
+
+    /** A handler finished or acks were written: wake the claimers if they can claim again. */
+    private void slotsFreed() {
+        if (wanted() > 0) {
+            LockSupport.unpark(loop);
+            if (helper != null && busy) {
+                LockSupport.unpark(helper);
+            }
+        }
+    }
+
+    private void loop(boolean first) {
         long errorBackoff = 100;
         while (running) {
             try {
-                int free = o.concurrency() - inflight.size();
-                if (free <= 0) {
-                    // Every slot is busy: a finishing handler unparks us (the permit is kept if it comes first).
+                if (!first && !busy) {
                     LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(500));
                     continue;
                 }
-                wakeFlag = false;
-                List<JobStore.Claimed> got = store.claim(queue, Math.min(free, MAX_CLAIM), workerId);
-                if (!running) {
-                    // Closed while claiming: give these back at once, uncounted.
-                    got.forEach(c -> new ClaimedJob<>(store, c, serde).release());
-                    break;
+                int n = wanted();
+                if (n <= 0) {
+                    // A finishing handler or a flushed ack batch unparks us (a permit that came first is kept).
+                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(500));
+                    continue;
                 }
-                for (JobStore.Claimed c : got) {
-                    begin(c);
+                reserved.addAndGet(n);
+                List<JobStore.Claimed> got;
+                try {
+                    if (first) {
+                        wakeFlag = false;
+                    }
+                    got = store.claim(queue, n, workerId);
+                    if (!running) {
+                        // Closed while claiming: give these back at once, uncounted.
+                        releaseClaims(got);
+                        break;
+                    }
+                    for (JobStore.Claimed c : got) {
+                        begin(c);
+                    }
+                } finally {
+                    reserved.addAndGet(-n);
                 }
                 errorBackoff = 100;
-                if (got.size() < free) {
-                    park(idleWait());
+                if (got.size() < n) {
+                    busy = false;
+                    if (first) {
+                        park(idleWait());
+                    }
+                } else if (first && !busy && helper != null) {
+                    busy = true;
+                    LockSupport.unpark(helper);
                 }
             } catch (RuntimeException e) {
                 warn("worker loop error; retrying", e);
-                park(TimeUnit.MILLISECONDS.toNanos(errorBackoff));
-                errorBackoff = Math.min(5_000, errorBackoff * 2);
+                busy = false;
+                if (first) {
+                    park(TimeUnit.MILLISECONDS.toNanos(errorBackoff));
+                    errorBackoff = Math.min(5_000, errorBackoff * 2);
+                }
             }
+        }
+    }
+
+    private void releaseClaims(List<JobStore.Claimed> claims) {
+        long[] ids = new long[claims.size()];
+        UUID[] tokens = new UUID[claims.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = claims.get(i).id();
+            tokens[i] = claims.get(i).token();
+        }
+        try {
+            store.releaseAll(ids, tokens);
+        } catch (RuntimeException e) {
+            warn("could not release claims; they are rescued when they expire", e);
         }
     }
 
@@ -197,10 +280,21 @@ public final class QueueWorker<T> implements Worker {
     }
 
     private void begin(JobStore.Claimed c) {
-        ClaimedJob<T> handle = new ClaimedJob<>(store, c, serde);
-        Running<T> r = new Running<>(handle, System.nanoTime() + c.visibilityTimeoutNs() / 3);
+        if (inflight.containsKey(c.id())) {
+            // Our earlier claim of this job expired and we claimed it again while its handler still runs:
+            // never run one job twice at once here; the new claim starts when the old handler is done.
+            deferred.put(c.id(), c);
+            if (inflight.containsKey(c.id()) || deferred.remove(c.id()) == null) {
+                return;
+            }
+        }
+        ClaimedJob<T> handle = new ClaimedJob<>(store, c, serde, completer);
+        long firstBeat = System.nanoTime() + c.visibilityTimeoutNs() / 3;
+        Running<T> r = new Running<>(handle, firstBeat);
         inflight.put(c.id(), r);
-        LockSupport.unpark(beater);
+        if (firstBeat - beaterWakeNanos < 0) {
+            LockSupport.unpark(beater);
+        }
         try {
             executor.execute(() -> run(r));
         } catch (RejectedExecutionException e) {
@@ -212,6 +306,9 @@ public final class QueueWorker<T> implements Worker {
 
     private void run(Running<T> r) {
         ClaimedJob<T> h = r.handle;
+        if (!r.taken.compareAndSet(false, true)) {
+            return; // the drain took it (and gives it back)
+        }
         try {
             try {
                 h.payload();
@@ -224,8 +321,15 @@ public final class QueueWorker<T> implements Worker {
                 throw e;
             }
             handler.handle(h);
-            if (!h.resolved() && !h.ack()) {
-                lostClaim(h, "ack");
+            if (!h.resolved()) {
+                // Batched with other completions; the answer arrives on the completer's thread.
+                h.ackLater().whenComplete((deleted, error) -> {
+                    if (error != null) {
+                        warn("could not ack; the job runs again after its claim expires", error);
+                    } else if (!deleted) {
+                        lostClaim(h, "ack");
+                    }
+                });
             }
         } catch (Throwable e) {
             if (e instanceof Error && !(e instanceof AssertionError) && !(e instanceof StackOverflowError)) {
@@ -242,7 +346,13 @@ public final class QueueWorker<T> implements Worker {
             }
         } finally {
             inflight.remove(h.id());
-            LockSupport.unpark(loop);
+            JobStore.Claimed again = deferred.remove(h.id());
+            if (again != null && running) {
+                begin(again);
+            } else if (again != null) {
+                releaseClaims(List.of(again));
+            }
+            slotsFreed();
         }
     }
 
@@ -273,6 +383,7 @@ public final class QueueWorker<T> implements Worker {
                 beat(due, now);
                 continue;
             }
+            beaterWakeNanos = next;
             LockSupport.parkNanos(this, next - now);
         }
     }
@@ -314,7 +425,7 @@ public final class QueueWorker<T> implements Worker {
         }
     }
 
-    private void warn(String what, Exception e) {
+    private void warn(String what, Throwable e) {
         long now = System.nanoTime();
         if (now - lastWarn > TimeUnit.SECONDS.toNanos(30)) {
             lastWarn = now;
@@ -329,29 +440,41 @@ public final class QueueWorker<T> implements Worker {
         }
         closed = true;
         running = false;
-        if (loop.isAlive()) {
-            LockSupport.unpark(loop);
-            try {
-                loop.join(10_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+        for (Thread t : helper == null ? List.of(loop) : List.of(loop, helper)) {
+            if (t.isAlive()) {
+                LockSupport.unpark(t);
+                try {
+                    t.join(10_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
         if (maintenance != null) {
             maintenance.shutdownNow();
         }
+        // Prefetched jobs no handler has started: back at once, uncounted, in one statement.
+        releaseUnstarted();
         long deadline = System.nanoTime() + o.shutdownTimeout().toNanos();
         while (!inflight.isEmpty() && System.nanoTime() < deadline) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
         }
         // Unfinished handlers: their claims go back at once, so another worker need not wait for expiry.
+        List<JobStore.Claimed> unfinished = new ArrayList<>();
         for (Running<T> r : new ArrayList<>(inflight.values())) {
-            try {
-                r.handle.release();
-            } catch (RuntimeException e) {
-                warn("could not release a claim; it is rescued when it expires", e);
+            r.taken.set(true);
+            if (!r.handle.resolved()) {
+                r.handle.markResolved();
+                unfinished.add(r.handle.row());
             }
         }
+        unfinished.addAll(deferred.values());
+        deferred.clear();
+        if (!unfinished.isEmpty()) {
+            releaseClaims(unfinished);
+        }
+        // Every ack the finished handlers queued is written before close returns.
+        completer.close();
         stopped = true;
         LockSupport.unpark(beater);
         if (ownExecutor != null) {
@@ -366,6 +489,20 @@ public final class QueueWorker<T> implements Worker {
             }
         }
         onClose.run();
+    }
+
+    private void releaseUnstarted() {
+        List<JobStore.Claimed> unstarted = new ArrayList<>();
+        for (Running<T> r : new ArrayList<>(inflight.values())) {
+            if (r.taken.compareAndSet(false, true)) {
+                r.handle.markResolved();
+                unstarted.add(r.handle.row());
+                inflight.remove(r.handle.id());
+            }
+        }
+        if (!unstarted.isEmpty()) {
+            releaseClaims(unstarted);
+        }
     }
 
     @Override
