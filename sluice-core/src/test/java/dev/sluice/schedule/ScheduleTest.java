@@ -19,8 +19,11 @@ import dev.sluice.StoredMessage;
 import dev.sluice.StreamConfig;
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
+import dev.sluice.testing.CountingDataSource;
 import dev.sluice.testing.PgCatalog;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -300,6 +303,60 @@ class ScheduleTest {
             db.execute("ALTER TABLE " + q + ".schedule_cursor_away RENAME TO schedule_cursor");
             await().atMost(Duration.ofSeconds(30)).until(() -> messages("ticks").size() >= during + 2);
             assertThat(runner.isRunning()).isTrue();
+        }
+    }
+
+    @Test
+    void aDueTimeLockedByAnotherFirerIsSkippedThenTakenOverOnRollbackAndNotRepeatedAfterCommit(TestDatabase db) throws Exception {
+        client(db, "interleave");
+        sluice.stream("hours").register();
+        for (String name : List.of("crashes", "commits")) {
+            sluice.schedule(name).register(ScheduleSpec.builder("@every 1h").toStream("hours").payload(name).build());
+            downSince(db, name, "date_trunc('hour', now())"); // due now
+        }
+        String cursor = q + ".schedule_cursor WHERE schedule_id = (SELECT id FROM " + q + ".schedule_config WHERE name = ?)";
+        try (Connection crashes = db.connect(); Connection commits = db.connect()) {
+            // Two other runners are firing the due times: they hold the cursor rows.
+            for (Connection c : List.of(crashes, commits)) {
+                c.setAutoCommit(false);
+                try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM " + cursor + " FOR UPDATE")) {
+                    ps.setString(1, c == crashes ? "crashes" : "commits");
+                    ps.executeQuery().close();
+                }
+            }
+            try (ScheduleRunner runner = sluice.runSchedules()) {
+                sleep(Duration.ofMillis(1500));
+                assertThat(messages("hours")).as("locked cursors are skipped").isEmpty();
+
+                try (PreparedStatement ps = commits.prepareStatement("UPDATE " + q + ".schedule_cursor SET last_scheduled_at ="
+                        + " next_scheduled_at, next_scheduled_at = next_scheduled_at + interval '1 hour' WHERE schedule_id ="
+                        + " (SELECT id FROM " + q + ".schedule_config WHERE name = ?)")) {
+                    ps.setString(1, "commits");
+                    assertThat(ps.executeUpdate()).isEqualTo(1);
+                }
+                commits.commit(); // that firer's fire committed with its cursor move
+                crashes.rollback(); // that firer died: nothing of its fire exists, the due time is due again
+
+                await().atMost(Duration.ofSeconds(10)).until(() -> !messages("hours").isEmpty());
+                sleep(Duration.ofMillis(1500));
+            }
+        }
+        assertThat(messages("hours")).as("the rolled-back due time once, the committed one never again").singleElement()
+                .satisfies(m -> assertThat(m.headers()).containsEntry("sluice-schedule", "crashes"));
+    }
+
+    @Test
+    void anIdleRunnerCostsAboutOneShortTransactionPerSecond(TestDatabase db) {
+        CountingDataSource counting = new CountingDataSource(db.dataSource());
+        String schema = db.freshSchemaName("idle");
+        sluice = Sluice.builder().dataSource(counting).schema(schema).build();
+        sluice.schedule("later").register(ScheduleSpec.builder("@every 1h").toQueue("jobs").build());
+        try (ScheduleRunner runner = sluice.runSchedules()) {
+            sleep(Duration.ofMillis(500));
+            int before = counting.opened();
+            sleep(Duration.ofSeconds(3));
+            assertThat(counting.opened() - before).as("connections in 3 idle seconds").isBetween(2, 6);
+            assertThat(runner.fires()).isZero();
         }
     }
 
