@@ -101,6 +101,12 @@ public final class JobStore {
         Long[] delay = new Long[n];
         Long[] runAt = new Long[n];
         Long[] expires = new Long[n];
+        // Which option arrays any job uses; the others go as NULL instead of n NULL elements.
+        boolean hasH = false;
+        boolean hasPr = false;
+        boolean hasDelay = false;
+        boolean hasRunAt = false;
+        boolean hasExpires = false;
         for (int k = 0; k < n; k++) {
             EncodedJob j = jobs.get(k);
             p[k] = j.payload();
@@ -109,6 +115,11 @@ public final class JobStore {
             delay[k] = j.delay() == null ? null : micros(j.delay());
             runAt[k] = j.runAt() == null ? null : micros(j.runAt());
             expires[k] = j.expiresAt() == null ? null : micros(j.expiresAt());
+            hasH |= h[k] != null;
+            hasPr |= pr[k] != 0;
+            hasDelay |= delay[k] != null;
+            hasRunAt |= runAt[k] != null;
+            hasExpires |= expires[k] != null;
         }
         EncodedJob.Stamps s = jobs.get(0).stamps();
         long[] ids = new long[n];
@@ -124,11 +135,11 @@ public final class JobStore {
             ps.setLong(i++, s.backoffMaxNs());
             ps.setLong(i++, s.deadLetterRetentionNs());
             ps.setArray(i++, c.createArrayOf("bytea", p));
-            ps.setArray(i++, c.createArrayOf("text", h));
-            ps.setArray(i++, c.createArrayOf("int4", pr));
-            ps.setArray(i++, c.createArrayOf("int8", delay));
-            ps.setArray(i++, c.createArrayOf("int8", runAt));
-            ps.setArray(i, c.createArrayOf("int8", expires));
+            setArrayOrNull(c, ps, i++, "text", hasH ? h : null);
+            setArrayOrNull(c, ps, i++, "int4", hasPr ? pr : null);
+            setArrayOrNull(c, ps, i++, "int8", hasDelay ? delay : null);
+            setArrayOrNull(c, ps, i++, "int8", hasRunAt ? runAt : null);
+            setArrayOrNull(c, ps, i, "int8", hasExpires ? expires : null);
             int k = 0;
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -150,6 +161,15 @@ public final class JobStore {
             out.add(id);
         }
         return out;
+    }
+
+    private static void setArrayOrNull(Connection c, PreparedStatement ps, int index, String type, Object[] values)
+            throws SQLException {
+        if (values == null) {
+            ps.setNull(index, java.sql.Types.ARRAY);
+        } else {
+            ps.setArray(index, c.createArrayOf(type, values));
+        }
     }
 
     private List<Long> insert(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
@@ -277,6 +297,7 @@ public final class JobStore {
                 ps.setInt(4, n);
                 ps.setInt(5, n);
                 ps.setString(6, workerId);
+                ps.setObject(7, UUID.randomUUID());
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         rows.add(new Claimed(rs.getLong(1), queue, rs.getBytes(2), rs.getString(3), headers(rs.getString(4)),

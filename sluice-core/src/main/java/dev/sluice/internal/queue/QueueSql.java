@@ -117,12 +117,13 @@ final class QueueSql {
         // The bulk path for jobs without unique keys (nothing can be lost to a conflict): no ON CONFLICT,
         // no materialized input. The ids come back in input order: nextval runs as the function scan
         // emits the array's elements, so within one statement they ascend in input order (the caller sorts).
-        // Parameters: channel, wake key, queue, content type, the five stamps, then the five arrays.
+        // Parameters: channel, wake key, queue, content type, the five stamps, then the payloads and five
+        // arrays of options, each NULL when no job of the batch sets that option (unnest pads with NULLs).
         this.enqueuePlain = """
             WITH x AS MATERIALIZED (SELECT pg_notify(?, ?) AS notified)
             INSERT INTO %1$s (queue, content_type, visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
                               dead_letter_retention_ns, payload, headers, priority, run_at, expires_at)
-            SELECT q.queue, q.ct, q.vt, q.ma, q.bb, q.bm, q.dr, v.p, v.h::jsonb, v.pr,
+            SELECT q.queue, q.ct, q.vt, q.ma, q.bb, q.bm, q.dr, v.p, v.h::jsonb, coalesce(v.pr, 0),
                    CASE WHEN v.delay_us IS NOT NULL THEN now() + v.delay_us * interval '1 microsecond'
                         WHEN v.run_at_us IS NOT NULL THEN timestamptz 'epoch' + v.run_at_us * interval '1 microsecond'
                         ELSE now() END,
@@ -135,6 +136,8 @@ final class QueueSql {
 
         this.existingIds = "SELECT unique_key, id FROM " + job + " WHERE queue = ? AND unique_key = ANY(?::text[])";
 
+        // One token per claim statement (drawn by the caller): a row's claim is (id, token), and a per-row
+        // gen_random_uuid() costs a strong-random call per row. Parameters: queue x3, n, n, worker id, token.
         this.claim = """
             WITH RECURSIVE %2$s,
             picked AS MATERIALIZED (
@@ -149,7 +152,7 @@ final class QueueSql {
                 LIMIT ?)
             UPDATE %1$s j SET state = 'processing', worker_id = ?, claimed_at = now(),
                 claim_expires_at = now() + (j.visibility_timeout_ns / 1000) * interval '1 microsecond',
-                claim_token = gen_random_uuid(), attempts = j.attempts + 1, updated_at = now()
+                claim_token = ?, attempts = j.attempts + 1, updated_at = now()
             WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
             RETURNING j.id, j.payload, j.content_type, j.headers::text, j.priority, j.run_at, j.attempts, j.max_attempts,
                       j.visibility_timeout_ns, j.claim_token, j.claim_expires_at, j.unique_key, j.created_at

@@ -169,11 +169,12 @@ public final class QueueWorker<T> implements Worker {
     /** How many jobs a claim should ask for now, or 0 when the claimers should wait. */
     private int wanted() {
         // Acks may lag one capacity behind; beyond that they count as held, so a slow database slows the claims.
-        int held = inflight.size() + deferred.size() + reserved.get() + Math.max(0, completer.pending() - capacity);
-        int free = capacity - held;
-        // Claim when a slot is (about to be) idle, or for at least half the capacity: a busy worker then
-        // claims in batches instead of one job per finished handler.
-        if (free <= 0 || (inflight.size() >= o.concurrency() && free < (capacity + 1) / 2)) {
+        int claiming = reserved.get();
+        int holding = inflight.size();
+        int free = capacity - holding - deferred.size() - claiming - Math.max(0, completer.pending() - capacity);
+        // Claim for at least half the capacity, so a busy worker claims in batches instead of one job per
+        // finished handler; or for whatever is free when a slot is idle and no claim is on its way.
+        if (free <= 0 || (free < (capacity + 1) / 2 && (claiming > 0 || holding >= o.concurrency()))) {
             return 0;
         }
         return Math.min(free, MAX_CLAIM);
