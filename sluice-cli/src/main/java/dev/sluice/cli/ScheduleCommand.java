@@ -263,7 +263,16 @@ final class ScheduleCommand {
         public Integer call() throws InterruptedException {
             Duration limit = runFor == null ? null : Durations.parse(runFor);
             CountDownLatch stop = new CountDownLatch(1);
-            Thread hook = new Thread(stop::countDown, "sluice-schedule-serve-stop");
+            CountDownLatch stopped = new CountDownLatch(1);
+            // Ctrl-C: let the runner finish a fire in progress and the client close before the JVM exits.
+            Thread hook = new Thread(() -> {
+                stop.countDown();
+                try {
+                    stopped.await(15, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "sluice-schedule-serve-stop");
             Runtime.getRuntime().addShutdownHook(hook);
             long fires;
             try (CliContext ctx = open(); ScheduleRunner runner = ctx.sluice().runSchedules()) {
@@ -280,6 +289,7 @@ final class ScheduleCommand {
                 runner.close();
                 fires = runner.fires();
             } finally {
+                stopped.countDown();
                 try {
                     Runtime.getRuntime().removeShutdownHook(hook);
                 } catch (IllegalStateException shuttingDown) {

@@ -13,7 +13,6 @@ import dev.sluice.Serde;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.catalog.Names;
 import dev.sluice.internal.jdbc.Db;
-import dev.sluice.internal.jdbc.SqlErrors;
 import dev.sluice.internal.notify.Channels;
 import dev.sluice.internal.queue.JobEncoder;
 import dev.sluice.internal.queue.JobStore;
@@ -41,6 +40,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class ScheduleStore {
     /** How a stream producer for one content type is made (the client's own producers, so it closes them). */
     public interface Producers {
+        /** A producer of raw bytes for {@code stream} whose messages carry the serde's content type. */
         Producer<byte[]> create(String stream, Serde<byte[]> serde);
     }
 
@@ -59,10 +59,12 @@ public final class ScheduleStore {
             this.schedule = schedule;
         }
 
+        /** The id of the schedule whose fire failed. */
         public long scheduleId() {
             return scheduleId;
         }
 
+        /** The name of the schedule whose fire failed. */
         public String schedule() {
             return schedule;
         }
@@ -86,6 +88,7 @@ public final class ScheduleStore {
     private final Map<String, JobEncoder<byte[]>> encoders = new ConcurrentHashMap<>();
     private final Map<String, DueTimes> dueTimes = new ConcurrentHashMap<>();
 
+    /** The store of one installation schema (statement texts built here, once). */
     public ScheduleStore(Db db, String schema, Migrator migrator, JobStore jobs, Producers producers) {
         this.db = db;
         this.schema = schema;
@@ -370,11 +373,6 @@ public final class ScheduleStore {
         return producers.computeIfAbsent(k, x -> producerFactory.create(stream, bytesAs(contentType)));
     }
 
-    /** Forgets a cached producer (closed with the client, or its stream renamed). */
-    public void forgetProducers() {
-        producers.clear();
-    }
-
     /** Raw bytes stored under a given content type. */
     public static Serde<byte[]> bytesAs(String contentType) {
         return new Serde<>() {
@@ -494,9 +492,5 @@ public final class ScheduleStore {
 
     private static SluiceException notFound(String name) {
         return new SluiceException(ErrorCode.SCHEDULE_NOT_FOUND, "schedule '" + name + "' does not exist");
-    }
-
-    static SluiceException map(SQLException e, String what) {
-        return SqlErrors.map(e, what);
     }
 }
