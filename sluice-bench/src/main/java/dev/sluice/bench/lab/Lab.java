@@ -123,6 +123,30 @@ public final class Lab {
         }
     }
 
+    /**
+     * The verdict and its reason: {@code unknown} when the drain timed out (undrained messages cannot be told
+     * from lost ones, so only what stays wrong whatever comes later — unexpected deliveries, order
+     * violations — fails then), when nothing was produced, or when a requested fault never fired
+     * ({@code missingFaults} non-null); {@code fail} when anything that must be zero is not; else {@code pass}.
+     */
+    static String[] decide(LabChecker.Check check, boolean drained, long drainTimeoutSeconds, String missingFaults) {
+        String reason = failure(check);
+        if (!drained && check.unexpected() == 0 && check.orderViolations() == 0) {
+            return new String[] {"unknown", "the drain timed out after " + drainTimeoutSeconds + " s"
+                    + (reason == null ? "" : " (not resolved yet: " + reason + ")")};
+        }
+        if (reason != null) {
+            return new String[] {"fail", reason};
+        }
+        if (check.produced() == 0) {
+            return new String[] {"unknown", "nothing was produced"};
+        }
+        if (missingFaults != null) {
+            return new String[] {"unknown", "a requested fault never fired: " + missingFaults};
+        }
+        return new String[] {"pass", null};
+    }
+
     /** {@code fail} when the check found anything that must be zero, else null (the caller decides pass or unknown). */
     public static String failure(LabChecker.Check check) {
         if (check.lost() > 0 || check.unexpected() > 0 || check.unbucketed() > 0 || check.orderViolations() > 0) {
@@ -133,23 +157,12 @@ public final class Lab {
     }
 
     private Result verdict(LabChecker.Check check, Map<String, Double> redelivery, boolean drained, double drainSeconds) {
-        String reason = failure(check);
-        String verdict;
-        if (reason != null) {
-            verdict = "fail";
-        } else if (check.produced() == 0) {
-            verdict = "unknown";
-            reason = "nothing was produced";
-        } else if (!drained) {
-            verdict = "unknown";
-            reason = "the drain timed out after " + o.drainTimeout().toSeconds() + " s";
-        } else if ((o.kills() && fired.getOrDefault("kill", 0) == 0) || (o.terminations() && fired.getOrDefault("terminate", 0) == 0)
-                || (o.restart() && fired.getOrDefault("restart", 0) == 0)) {
-            verdict = "unknown";
-            reason = "a requested fault never fired: " + fired;
-        } else {
-            verdict = "pass";
-        }
+        boolean missingFault = (o.kills() && fired.getOrDefault("kill", 0) == 0)
+                || (o.terminations() && fired.getOrDefault("terminate", 0) == 0)
+                || (o.restart() && fired.getOrDefault("restart", 0) == 0);
+        String[] v = decide(check, drained, o.drainTimeout().toSeconds(), missingFault ? fired.toString() : null);
+        String verdict = v[0];
+        String reason = v[1];
         return new Result(verdict, check, Map.copyOf(fired), redelivery, drainSeconds, reason, work);
     }
 

@@ -1,0 +1,45 @@
+package dev.sluice.bench.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The verdict rules of BENCHMARKS.md: never a silent pass, never a fail for what a longer drain would settle. */
+class LabVerdictTest {
+
+    private static LabChecker.Check check(long produced, long lost, long unexpected, long unbucketed, long orderViolations) {
+        return new LabChecker.Check(produced, lost, unexpected, unbucketed, 0, orderViolations, Map.of(), 0);
+    }
+
+    @Test
+    void cleanDrainedRunPasses() {
+        assertThat(Lab.decide(check(100, 0, 0, 0, 0), true, 60, null)).containsExactly("pass", null);
+    }
+
+    @Test
+    void anythingThatMustBeZeroFailsADrainedRun() {
+        assertThat(Lab.decide(check(100, 1, 0, 0, 0), true, 60, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 0, 1, 0, 0), true, 60, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 0, 0, 1, 0), true, 60, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 0, 0, 0, 1), true, 60, null)[0]).isEqualTo("fail");
+    }
+
+    @Test
+    void aTimedOutDrainIsUnknownUnlessSomethingIsWrongForGood() {
+        String[] v = Lab.decide(check(100, 7, 0, 7, 0), false, 300, null);
+        assertThat(v[0]).isEqualTo("unknown");
+        assertThat(v[1]).contains("drain timed out after 300 s").contains("lost 7");
+        // Unexpected deliveries and order violations cannot be undone by more draining.
+        assertThat(Lab.decide(check(100, 0, 1, 0, 0), false, 300, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 0, 0, 0, 2), false, 300, null)[0]).isEqualTo("fail");
+    }
+
+    @Test
+    void nothingProducedOrAFaultThatNeverFiredIsUnknown() {
+        assertThat(Lab.decide(check(0, 0, 0, 0, 0), true, 60, null)[0]).isEqualTo("unknown");
+        String[] v = Lab.decide(check(100, 0, 0, 0, 0), true, 60, "{kill=0}");
+        assertThat(v[0]).isEqualTo("unknown");
+        assertThat(v[1]).contains("never fired");
+    }
+}
