@@ -46,6 +46,49 @@ class OrderingTest {
         sluice.close();
     }
 
+    /**
+     * A same-key chain of a later range waits in memory while the earlier range's chain of that key runs,
+     * instead of turning into deferred rows (which cost a row write, a claim and a wake-up each).
+     */
+    @Test
+    void aBrieflyBusyKeyWaitsInMemoryInsteadOfDeferring() {
+        for (ConcurrencyPolicy policy : List.of(ConcurrencyPolicy.EXCLUSIVE, ConcurrencyPolicy.ORDERED)) {
+            String name = "wait-" + policy.name().toLowerCase();
+            sluice.stream(name).register();
+            ConsumerGroup<String> group = sluice.stream(name, String.class).consumerGroup("g");
+            group.register(GroupConfig.builder().concurrency(policy).build());
+            Producer<String> p = sluice.stream(name, String.class).producer();
+            for (int i = 0; i < 6; i++) {
+                p.produce("w" + i, ProduceOptions.key("k"));
+            }
+            List<String> order = new CopyOnWriteArrayList<>();
+            AtomicInteger running = new AtomicInteger();
+            AtomicInteger maxRunning = new AtomicInteger();
+            // Ranges of two: ranges 2 and 3 are claimed while range 1's chain of "k" still runs.
+            ConsumeOptions small = OPTS.withBatchSize(2).withConcurrency(4);
+            try (Consumption c = group.consume(m -> {
+                maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                running.decrementAndGet();
+                order.add(m.payload());
+                return Outcome.success();
+            }, small)) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> order.size() == 6);
+                assertThat(c.stats().deferred()).as(policy + ": chains deferred").isZero();
+            }
+            assertThat(maxRunning.get()).isEqualTo(1);
+            if (policy == ConcurrencyPolicy.ORDERED) {
+                assertThat(order).containsExactly("w0", "w1", "w2", "w3", "w4", "w5");
+            } else {
+                assertThat(order).containsExactlyInAnyOrder("w0", "w1", "w2", "w3", "w4", "w5");
+            }
+        }
+    }
+
     @Test
     void exclusiveNeverRunsTwoSameKeyMessagesAtOnce() {
         sluice.stream("exclusive").register();

@@ -64,6 +64,8 @@ public final class GroupConsumer<T> implements Consumption {
     private static final double DEFER_RECHECK_MAX_SECONDS = 5;
     private static final int MAX_ERROR_CHARS = 4000;
     private static final long PROBE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** How often chains waiting for a busy key retry it. */
+    private static final long KEY_RETRY_MS = 10;
     private static final int MAX_STACK_CHARS = 16000;
 
     private final Db db;
@@ -90,6 +92,10 @@ public final class GroupConsumer<T> implements Consumption {
     private final AutoCloseable wakeRegistration;
 
     private final Map<Long, RangeWork> ranges = new ConcurrentHashMap<>();
+    /** Chains waiting for a busy key (exclusive and ordered only); retried by {@link #keyRetry}. */
+    private final java.util.Queue<WaitingChain> waiting = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final ScheduledExecutorService keyRetry;
+    private final long keyWaitNanos;
     private final Set<Long> rows = ConcurrentHashMap.newKeySet();
     private final AtomicInteger outstanding = new AtomicInteger();
     private volatile boolean running = true;
@@ -170,6 +176,18 @@ public final class GroupConsumer<T> implements Consumption {
         }
         long renewMs = Math.max(100, o.leaseTimeout().toMillis() / 3);
         ticker.scheduleWithFixedDelay(this::renew, renewMs, renewMs, TimeUnit.MILLISECONDS);
+        // How long a chain waits in memory for a busy key before it becomes deferred rows.
+        this.keyWaitNanos = Math.min(o.leaseTimeout().toNanos() / 3, TimeUnit.SECONDS.toNanos(2));
+        if (policy != ConcurrencyPolicy.PARALLEL) {
+            this.keyRetry = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread th = new Thread(r, "sluice-keys-" + g.groupName());
+                th.setDaemon(true);
+                return th;
+            });
+            keyRetry.scheduleWithFixedDelay(this::retryWaiting, KEY_RETRY_MS, KEY_RETRY_MS, TimeUnit.MILLISECONDS);
+        } else {
+            this.keyRetry = null;
+        }
         this.loop = new Thread(this::loop, "sluice-consumer-" + g.streamName() + "-" + g.groupName());
         this.loop.setDaemon(true);
         this.loop.start();
@@ -505,18 +523,16 @@ public final class GroupConsumer<T> implements Consumption {
                 }
             }
             Set<String> runnableKeys = acquireKeys(w, chains);
-            int tasks = keyless.size();
+            // A busy key usually frees within milliseconds (another range's chain of it is running): its chain
+            // waits in memory and retries, and becomes deferred rows only when the key stays busy longer.
+            List<WaitingChain> blocked = new ArrayList<>();
+            long deadline = System.nanoTime() + keyWaitNanos;
             for (Map.Entry<String, List<Fetched>> e : chains.entrySet()) {
-                if (runnableKeys.contains(e.getKey())) {
-                    tasks++;
-                } else {
-                    for (Fetched f : e.getValue()) {
-                        deferred.increment();
-                        w.addRow(new OutcomeRow(f.id(), "deferred", f.messageKey(), attempt - 1, 0, DEFER_RECHECK_SECONDS, null, null));
-                        event(w, f.id(), attempt, "deferred", null);
-                    }
+                if (!runnableKeys.contains(e.getKey())) {
+                    blocked.add(new WaitingChain(w, e.getKey(), e.getValue(), attempt, deadline));
                 }
             }
+            int tasks = keyless.size() + chains.size();
             w.remaining.set(tasks);
             outstanding.addAndGet(tasks);
             for (Fetched f : keyless) {
@@ -534,6 +550,7 @@ public final class GroupConsumer<T> implements Consumption {
                     });
                 }
             }
+            waiting.addAll(blocked);
         }
         if (w.remaining.get() == 0) {
             completeRange(w);
@@ -604,6 +621,64 @@ public final class GroupConsumer<T> implements Consumption {
             ps.setObject(2, token);
             ps.setArray(3, c.createArrayOf("text", keys.toArray()));
             ps.executeUpdate();
+        }
+    }
+
+    /** A chain whose key was busy when its range was dispatched; counted in its range's remaining tasks. */
+    private record WaitingChain(RangeWork w, String key, List<Fetched> chain, int attempt, long deadlineNanos) {
+    }
+
+    /**
+     * Retries the keys of waiting chains (one key transaction per range): a chain whose key is now free runs,
+     * one whose key stayed busy past its deadline — or any, once stopping — becomes deferred rows.
+     */
+    private void retryWaiting() {
+        if (waiting.isEmpty()) {
+            return;
+        }
+        List<WaitingChain> batch = new ArrayList<>();
+        WaitingChain next;
+        while ((next = waiting.poll()) != null) {
+            batch.add(next);
+        }
+        Map<RangeWork, Map<String, WaitingChain>> byRange = new LinkedHashMap<>();
+        for (WaitingChain wc : batch) {
+            byRange.computeIfAbsent(wc.w(), k -> new TreeMap<>()).put(wc.key(), wc);
+        }
+        long now = System.nanoTime();
+        for (Map.Entry<RangeWork, Map<String, WaitingChain>> e : byRange.entrySet()) {
+            RangeWork w = e.getKey();
+            Set<String> got = Set.of();
+            if (running && !w.lost) {
+                Map<String, List<Fetched>> chains = new TreeMap<>();
+                e.getValue().forEach((k, wc) -> chains.put(k, wc.chain()));
+                try {
+                    got = acquireKeys(w, chains);
+                } catch (RuntimeException ex) {
+                    warn("could not retry busy keys", ex);
+                }
+            }
+            for (WaitingChain wc : e.getValue().values()) {
+                if (got.contains(wc.key())) {
+                    submit(() -> {
+                        runChain(w, wc.chain(), wc.attempt());
+                        finishOne(w);
+                    });
+                } else if (!running || w.lost || now - wc.deadlineNanos() > 0) {
+                    deferChain(w, wc.chain(), wc.attempt());
+                    finishOne(w);
+                } else {
+                    waiting.add(wc);
+                }
+            }
+        }
+    }
+
+    private void deferChain(RangeWork w, List<Fetched> chain, int attempt) {
+        for (Fetched f : chain) {
+            deferred.increment();
+            w.addRow(new OutcomeRow(f.id(), "deferred", f.messageKey(), attempt - 1, 0, DEFER_RECHECK_SECONDS, null, null));
+            event(w, f.id(), attempt, "deferred", null);
         }
     }
 
@@ -1241,6 +1316,15 @@ public final class GroupConsumer<T> implements Consumption {
             loop.join(10_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (keyRetry != null) {
+            keyRetry.shutdown();
+            try {
+                keyRetry.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            retryWaiting(); // not running any more: every waiting chain becomes deferred rows
         }
         long deadline = System.nanoTime() + o.shutdownTimeout().toNanos();
         while (outstanding.get() > 0 && System.nanoTime() < deadline) {
