@@ -157,10 +157,13 @@ public final class QueueBenchmark {
      * @param missing           jobs (ours or the reference's) whose handler never ran, or rows left behind (must be 0)
      * @param duplicates        handler calls for a job already handled (at-least-once allows them; expected 0)
      * @param pickupMissing     pickup jobs never handled within the timeout (must be 0)
+     * @param drainClientCpuSeconds CPU seconds this JVM used during our drain (the worker's client-side cost)
+     * @param rawSkipLockedClientCpuSeconds CPU seconds this JVM used during the reference's drain
      */
     public record RunResult(int run, double enqueuePerSecond, double rawInsertPerSecond, double drainPerSecond,
                             double rawSkipLockedPerSecond, double pickupP50Ms, double pickupP95Ms, long missing,
-                            long duplicates, long pickupMissing) {
+                            long duplicates, long pickupMissing, double drainClientCpuSeconds,
+                            double rawSkipLockedClientCpuSeconds) {
         public double enqueueRatio() {
             return enqueuePerSecond / rawInsertPerSecond;
         }
@@ -186,6 +189,8 @@ public final class QueueBenchmark {
             m.put("raw_skip_locked_per_s", BenchJson.round(rawSkipLockedPerSecond, 1));
             m.put("pickup_p50_ms", BenchJson.round(pickupP50Ms, 2));
             m.put("pickup_p95_ms", BenchJson.round(pickupP95Ms, 2));
+            m.put("drain_client_cpu_s", BenchJson.round(drainClientCpuSeconds, 2));
+            m.put("raw_skip_locked_client_cpu_s", BenchJson.round(rawSkipLockedClientCpuSeconds, 2));
             m.put("jobs", o.jobs());
             m.put("missing", missing);
             m.put("duplicates", duplicates);
@@ -344,7 +349,8 @@ public final class QueueBenchmark {
             p95 = Bench.quantile(lat, 0.95);
         }
         return new RunResult(run, enqueue, rawInsert, ours.perSecond(), ref.perSecond(), p50, p95,
-                ours.missing() + ref.missing(), ours.duplicates() + ref.duplicates(), pickupMissing);
+                ours.missing() + ref.missing(), ours.duplicates() + ref.duplicates(), pickupMissing,
+                ours.clientCpuSeconds(), ref.clientCpuSeconds());
     }
 
     /** Vacuum and analyze the tables, then a checkpoint: the drains start from the same state. */
@@ -424,7 +430,17 @@ public final class QueueBenchmark {
 
     // ---------------------------------------------------------------- drain
 
-    private record Drained(double perSecond, long missing, long duplicates) {
+    /** A drain: its rate, what went wrong, and this JVM's CPU seconds during it (client-side cost). */
+    private record Drained(double perSecond, long missing, long duplicates, double clientCpuSeconds) {
+    }
+
+    /** CPU time of this JVM so far, in seconds (NaN where the platform does not say). */
+    private static double processCpuSeconds() {
+        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getProcessCpuTime() / 1e9;
+        }
+        return Double.NaN;
     }
 
     /** Counts handler calls per job number. */
@@ -449,8 +465,11 @@ public final class QueueBenchmark {
 
     private static Drained drainOurs(Queue<byte[]> queue, Connection admin, String job, Options o) throws SQLException {
         Seen seen = new Seen(o.jobs());
-        WorkOptions wo = WorkOptions.defaults().withConcurrency(o.workers()).withPrefetch(o.batch());
+        // The worker claims when half its capacity (concurrency + prefetch) is free, with up to two claims in
+        // flight: a prefetch of 2B makes its claims about B jobs each, the reference's batch size.
+        WorkOptions wo = WorkOptions.defaults().withConcurrency(o.workers()).withPrefetch(Math.min(1000, 2 * o.batch()));
         long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
+        double cpu0 = processCpuSeconds();
         long t0 = System.nanoTime();
         long t1;
         long left;
@@ -472,8 +491,9 @@ public final class QueueBenchmark {
             }
             t1 = System.nanoTime();
         }
+        double cpu = processCpuSeconds() - cpu0;
         left = Bench.queryLong(admin, "SELECT count(*) FROM " + job + " WHERE queue = " + literal(queue.name()));
-        return new Drained(o.jobs() / ((t1 - t0) / 1e9), (o.jobs() - seen.distinct.get()) + left, seen.duplicates.get());
+        return new Drained(o.jobs() / ((t1 - t0) / 1e9), (o.jobs() - seen.distinct.get()) + left, seen.duplicates.get(), cpu);
     }
 
     /**
@@ -490,6 +510,7 @@ public final class QueueBenchmark {
                 + " ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING id, payload";
         String delete = "DELETE FROM " + raw + " WHERE id = ANY(?)";
         Seen seen = new Seen(o.jobs());
+        double cpu0 = processCpuSeconds();
         long t0 = System.nanoTime();
         runThreads(o.workers(), "bench-raw-skip-locked-", i -> {
             try (Connection c = ds.getConnection(); PreparedStatement cl = c.prepareStatement(claim);
@@ -516,8 +537,9 @@ public final class QueueBenchmark {
             }
         });
         long t1 = System.nanoTime();
+        double cpu = processCpuSeconds() - cpu0;
         long left = Bench.queryLong(admin, "SELECT count(*) FROM " + raw);
-        return new Drained(o.jobs() / ((t1 - t0) / 1e9), (o.jobs() - seen.distinct.get()) + left, seen.duplicates.get());
+        return new Drained(o.jobs() / ((t1 - t0) / 1e9), (o.jobs() - seen.distinct.get()) + left, seen.duplicates.get(), cpu);
     }
 
     // ---------------------------------------------------------------- pickup

@@ -637,7 +637,8 @@ final class BenchCommand {
         @Override
         List<String> runFields() {
             return List.of("enqueue_per_s", "raw_insert_per_s", "enqueue_ratio", "drain_per_s", "raw_skip_locked_per_s",
-                    "ratio", "pickup_p50_ms", "pickup_p95_ms", "missing", "duplicates");
+                    "ratio", "pickup_p50_ms", "pickup_p95_ms", "drain_client_cpu_s", "raw_skip_locked_client_cpu_s",
+                    "missing", "duplicates");
         }
 
         @Override

@@ -14,14 +14,18 @@ import org.slf4j.LoggerFactory;
 /**
  * Batches the acks of one worker (River's {@code jobcompleter}): completions queue up here and one
  * thread deletes them with one statement per batch ({@link JobStore#ackAll}), each row only while it
- * is still processing under the claim token presented. No artificial delay: while one batch is in
- * flight the next one gathers, so a busy worker makes few, large batches and an idle one acks at once.
+ * is still processing under the claim token presented. While one batch is in flight the next one
+ * gathers; a small batch that found company lingers up to 1 ms for more, so a busy worker makes few,
+ * large batches, and a lone ack (an idle worker) is written at once.
  * A lost claim completes its future with {@code false} and changes nothing, as a single ack would.
  */
 final class JobCompleter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(JobCompleter.class);
     /** Most acks in one statement. */
     static final int MAX_BATCH = 1_000;
+    /** A batch smaller than this, when more than one ack was waiting, waits up to {@link #LINGER_NANOS} for more. */
+    static final int LINGER_BELOW = 128;
+    private static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** A failed batch is tried this often (with a growing pause) before its acks fail. */
     private static final int ATTEMPTS = 4;
 
@@ -70,6 +74,18 @@ final class JobCompleter implements AutoCloseable {
                     List<Ack> batch = new ArrayList<>();
                     batch.add(first);
                     queue.drainTo(batch, MAX_BATCH - 1);
+                    if (batch.size() > 1 && batch.size() < LINGER_BELOW) {
+                        // Completions are arriving: let a few more join (a commit per statement is the cost).
+                        long until = System.nanoTime() + LINGER_NANOS;
+                        for (long left = LINGER_NANOS; left > 0 && batch.size() < LINGER_BELOW; left = until - System.nanoTime()) {
+                            Ack next = queue.poll(left, TimeUnit.NANOSECONDS);
+                            if (next == null) {
+                                break;
+                            }
+                            batch.add(next);
+                            queue.drainTo(batch, MAX_BATCH - batch.size());
+                        }
+                    }
                     flush(batch);
                 }
             } catch (InterruptedException e) {
