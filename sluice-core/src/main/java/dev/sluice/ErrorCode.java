@@ -144,6 +144,11 @@ public enum ErrorCode {
                     + "(destroying a stream also destroys the schedules that target it). Nothing was changed.",
             "Register it with sluice.schedule(name).register(spec) or 'sluice schedule register NAME ...', or check the "
                     + "name with 'sluice schedule list'."),
+    JOB_NOT_FOUND(114, Category.NOT_FOUND, false,
+            "No such dead job in the queue.",
+            "An operator action (revive, purge) named a job id that is not a dead job of this queue (never was, already "
+                    + "revived or purged, or swept by retention). Nothing was changed by the failing step.",
+            "List the queue's dead jobs with 'sluice queue dead QUEUE' and use an id from there."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,

@@ -87,7 +87,7 @@ final class QueueDeadJobs {
                 }
                 if (!gone.isEmpty()) {
                     // Another operator or the retention sweep got there between the check and the revive.
-                    throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, "jobs " + gone + " stopped being dead jobs of queue '"
+                    throw new SluiceException(ErrorCode.JOB_NOT_FOUND, "jobs " + gone + " stopped being dead jobs of queue '"
                             + queue + "' while reviving (revived: " + revived + ")");
                 }
                 report(this, "revived", revived.size());
@@ -135,7 +135,7 @@ final class QueueDeadJobs {
     }
 
     /**
-     * Raises {@link ErrorCode#MESSAGE_NOT_FOUND} unless every id is a dead job of the queue. Reads the dead
+     * Raises {@link ErrorCode#JOB_NOT_FOUND} unless every id is a dead job of the queue. Reads the dead
      * jobs in id order up to the highest id named (the core has no lookup of one dead job).
      */
     static void requireDead(Queue<byte[]> q, Collection<Long> ids, String action) {
@@ -152,7 +152,7 @@ final class QueueDeadJobs {
         } while (cursor != null);
         if (!missing.isEmpty()) {
             String named = String.join(", ", missing.stream().map(String::valueOf).toList());
-            throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, (missing.size() == 1 ? "job " : "jobs ") + named
+            throw new SluiceException(ErrorCode.JOB_NOT_FOUND, (missing.size() == 1 ? "job " : "jobs ") + named
                     + (missing.size() == 1 ? " is not a dead job" : " are not dead jobs") + " of queue '" + q.name()
                     + "'; nothing was " + action);
         }

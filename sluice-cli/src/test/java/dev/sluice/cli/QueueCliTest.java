@@ -185,10 +185,10 @@ class QueueCliTest {
         // Unknown ids change nothing, even next to known ones.
         CliTest.Run unknown = CliTest.run(db, schema, "queue", "revive", "jobs", dead.get(0).toString(), "999999");
         assertThat(unknown.exit()).isEqualTo(Main.FAILURE);
-        assertThat(unknown.err()).contains("SLU-0109").contains("999999").contains("nothing was revived");
+        assertThat(unknown.err()).contains("SLU-0114").contains("999999").contains("nothing was revived");
         assertThat(deadCount(db, schema)).isEqualTo(5);
         CliTest.Run wrongQueue = CliTest.run(db, schema, "queue", "revive", "other", dead.get(0).toString());
-        assertThat(wrongQueue.err()).contains("SLU-0109");
+        assertThat(wrongQueue.err()).contains("SLU-0114");
 
         CliTest.Run revived = CliTest.run(db, schema, "queue", "revive", "jobs", dead.get(0).toString(), dead.get(1).toString());
         assertThat(revived.exit()).as(revived.err()).isZero();
@@ -206,7 +206,7 @@ class QueueCliTest {
         assertThat(CliTest.run(db, schema, "queue", "purge", "jobs", "--yes").exit()).isEqualTo(Main.USAGE);
         assertThat(CliTest.run(db, schema, "queue", "purge", "jobs", third, "--all", "--yes").exit()).isEqualTo(Main.USAGE);
         CliTest.Run purgeUnknown = CliTest.run(db, schema, "queue", "purge", "jobs", third, "424242", "--yes");
-        assertThat(purgeUnknown.err()).contains("SLU-0109").contains("nothing was purged");
+        assertThat(purgeUnknown.err()).contains("SLU-0114").contains("nothing was purged");
         assertThat(deadCount(db, schema)).isEqualTo(3);
         CliTest.Run purged = CliTest.run(db, schema, "queue", "purge", "jobs", third, "--yes", "-o", "json");
         assertThat(purged.json().get("purged").asInt()).isEqualTo(1);
