@@ -288,6 +288,7 @@ public final class JobStore {
 
     /** Claims up to {@code n} due jobs in claim order (one autocommit statement). */
     public List<Claimed> claim(String queue, int n, String workerId) {
+        UUID token = UUID.randomUUID();
         List<Claimed> out = db.autoCommit("claim from queue '" + queue + "'", c -> {
             List<Claimed> rows = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
@@ -297,13 +298,13 @@ public final class JobStore {
                 ps.setInt(4, n);
                 ps.setInt(5, n);
                 ps.setString(6, workerId);
-                ps.setObject(7, UUID.randomUUID());
+                ps.setObject(7, token);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
+                        // The claim's hot loop: timestamps read as OffsetDateTime (no Calendar), the token known.
                         rows.add(new Claimed(rs.getLong(1), queue, rs.getBytes(2), rs.getString(3), headers(rs.getString(4)),
-                                rs.getInt(5), instant(rs.getTimestamp(6)), rs.getInt(7), rs.getInt(8), rs.getLong(9),
-                                rs.getObject(10, UUID.class), instant(rs.getTimestamp(11)), rs.getString(12),
-                                instant(rs.getTimestamp(13))));
+                                rs.getInt(5), instant(rs, 6), rs.getInt(7), rs.getInt(8), rs.getLong(9),
+                                token, instant(rs, 11), rs.getString(12), instant(rs, 13)));
                     }
                 }
             }
@@ -558,6 +559,11 @@ public final class JobStore {
     }
 
     // ------------------------------------------------------------------ mapping
+
+    private static Instant instant(ResultSet rs, int column) throws SQLException {
+        java.time.OffsetDateTime t = rs.getObject(column, java.time.OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+    }
 
     static Instant instant(Timestamp ts) {
         return ts == null ? null : ts.toInstant();

@@ -137,7 +137,8 @@ final class QueueSql {
         this.existingIds = "SELECT unique_key, id FROM " + job + " WHERE queue = ? AND unique_key = ANY(?::text[])";
 
         // One token per claim statement (drawn by the caller): a row's claim is (id, token), and a per-row
-        // gen_random_uuid() costs a strong-random call per row. Parameters: queue x3, n, n, worker id, token.
+        // gen_random_uuid() costs a strong-random call per row; the token is not read back (the caller has it).
+        // Parameters: queue x3, n, n, worker id, token.
         this.claim = """
             WITH RECURSIVE %2$s,
             picked AS MATERIALIZED (
@@ -155,7 +156,7 @@ final class QueueSql {
                 claim_token = ?, attempts = j.attempts + 1, updated_at = now()
             WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
             RETURNING j.id, j.payload, j.content_type, j.headers::text, j.priority, j.run_at, j.attempts, j.max_attempts,
-                      j.visibility_timeout_ns, j.claim_token, j.claim_expires_at, j.unique_key, j.created_at
+                      j.visibility_timeout_ns, NULL AS token, j.claim_expires_at, j.unique_key, j.created_at
             """.formatted(job, priorities);
 
         this.nextDue = """

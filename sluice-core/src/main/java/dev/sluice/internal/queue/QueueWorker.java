@@ -38,6 +38,8 @@ public final class QueueWorker<T> implements Worker {
     /** The shortest wait of an idle loop: a due job that another claimer holds locked is taken within it. */
     private static final long MIN_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(25);
     private static final int MAX_CLAIM = 1_000;
+    /** Claim loops of a prefetching worker: the first, and helpers that run while the queue is busy. */
+    private static final int CLAIMERS = 2;
 
     private final JobStore store;
     private final String queue;
@@ -56,11 +58,11 @@ public final class QueueWorker<T> implements Worker {
 
     private final Thread loop;
     /**
-     * A second claimer, active only while the queue is busy (the last claim came back full): it keeps a
-     * claim round trip in flight while the first one's jobs are handed out, so a busy worker is not bound
-     * by one claim's latency. It sleeps while the queue is idle, so idle costs what one loop costs.
+     * Further claimers, active only while the queue is busy (the last claim came back full): they keep
+     * claim round trips in flight while the first one's jobs are handed out, so a busy worker is not bound
+     * by one claim's latency. They sleep while the queue is idle, so idle costs what one loop costs.
      */
-    private final Thread helper;
+    private final List<Thread> helpers;
     /** Jobs asked for by claims in flight: counted as held, so two claimers never overshoot the capacity. */
     private final AtomicInteger reserved = new AtomicInteger();
     private volatile boolean busy;
@@ -115,7 +117,11 @@ public final class QueueWorker<T> implements Worker {
         this.maintenance = o.maintenanceInterval().isZero() ? null
                 : Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "sluice-queue-maintenance-" + queue));
         this.loop = daemon(() -> loop(true), "sluice-worker-" + queue);
-        this.helper = o.prefetch() > 0 ? daemon(() -> loop(false), "sluice-worker-helper-" + queue) : null;
+        List<Thread> hs = new ArrayList<>();
+        for (int i = 1; o.prefetch() > 0 && i < CLAIMERS; i++) {
+            hs.add(daemon(() -> loop(false), "sluice-worker-helper-" + queue));
+        }
+        this.helpers = List.copyOf(hs);
         this.beater = daemon(this::heartbeats, "sluice-heartbeat-" + queue);
         this.completer = new JobCompleter(store, queue, this::slotsFreed);
     }
@@ -139,9 +145,7 @@ public final class QueueWorker<T> implements Worker {
         }
         beater.start();
         loop.start();
-        if (helper != null) {
-            helper.start();
-        }
+        helpers.forEach(Thread::start);
     }
 
     @Override
@@ -184,8 +188,8 @@ public final class QueueWorker<T> implements Worker {
     private void slotsFreed() {
         if (wanted() > 0) {
             LockSupport.unpark(loop);
-            if (helper != null && busy) {
-                LockSupport.unpark(helper);
+            if (busy) {
+                helpers.forEach(LockSupport::unpark);
             }
         }
     }
@@ -228,9 +232,9 @@ public final class QueueWorker<T> implements Worker {
                     if (first) {
                         park(idleWait());
                     }
-                } else if (first && !busy && helper != null) {
+                } else if (first && !busy && !helpers.isEmpty()) {
                     busy = true;
-                    LockSupport.unpark(helper);
+                    helpers.forEach(LockSupport::unpark);
                 }
             } catch (RuntimeException e) {
                 warn("worker loop error; retrying", e);
@@ -441,7 +445,9 @@ public final class QueueWorker<T> implements Worker {
         }
         closed = true;
         running = false;
-        for (Thread t : helper == null ? List.of(loop) : List.of(loop, helper)) {
+        List<Thread> claimers = new ArrayList<>(helpers);
+        claimers.add(loop);
+        for (Thread t : claimers) {
             if (t.isAlive()) {
                 LockSupport.unpark(t);
                 try {
