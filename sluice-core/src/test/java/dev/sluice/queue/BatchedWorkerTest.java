@@ -155,6 +155,28 @@ class BatchedWorkerTest {
     }
 
     @Test
+    void prefetchedJobsOnAnUnboundedExecutorStillRunAtMostConcurrencyAtOnce() {
+        Queue<String> q = sluice.queue("prefetch-unbounded", String.class);
+        enqueue(q, 120);
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger maxRunning = new AtomicInteger();
+        AtomicInteger handled = new AtomicInteger();
+        java.util.concurrent.ExecutorService unbounded = java.util.concurrent.Executors.newCachedThreadPool();
+        try (Worker w = q.work(job -> {
+            maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+            Thread.sleep(2);
+            running.decrementAndGet();
+            handled.incrementAndGet();
+        }, QUICK.withConcurrency(3).withPrefetch(50).withExecutor(unbounded))) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> q.stats().equals(new QueueStats(0, 0, 0, 0)));
+        } finally {
+            unbounded.shutdownNow();
+        }
+        assertThat(handled.get()).isEqualTo(120);
+        assertThat(maxRunning.get()).isBetween(1, 3);
+    }
+
+    @Test
     void aJobClaimedAgainWhileItsEarlierClaimStillRunsWaitsForThatRun() throws Exception {
         Queue<String> q = sluice.queue("reclaimed", String.class);
         long id = q.enqueue("x");

@@ -55,6 +55,8 @@ public final class QueueWorker<T> implements Worker {
     private final Map<Long, JobStore.Claimed> deferred = new ConcurrentHashMap<>();
     private final JobCompleter completer;
     private final int capacity;
+    /** Handler permits when the executor is the caller's and jobs are prefetched; null otherwise. */
+    private final java.util.concurrent.Semaphore slots;
 
     private final Thread loop;
     /**
@@ -105,6 +107,9 @@ public final class QueueWorker<T> implements Worker {
         this.workerId = clientId + "/" + queue + "/" + UUID.randomUUID().toString().substring(0, 8);
         this.onClose = onClose;
         this.capacity = o.concurrency() + o.prefetch();
+        // A caller's executor may run any number of tasks at once (virtual threads): prefetched jobs then
+        // wait for one of `concurrency` permits, so no more handlers run at once than asked for.
+        this.slots = o.executor() == null || o.prefetch() == 0 ? null : new java.util.concurrent.Semaphore(o.concurrency());
         if (o.executor() == null) {
             AtomicInteger n = new AtomicInteger();
             this.ownExecutor = Executors.newFixedThreadPool(o.concurrency(),
@@ -311,7 +316,24 @@ public final class QueueWorker<T> implements Worker {
 
     private void run(Running<T> r) {
         ClaimedJob<T> h = r.handle;
+        if (slots != null) {
+            try {
+                slots.acquire();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                if (r.taken.compareAndSet(false, true)) {
+                    // The executor is shutting down: give the job back rather than hold its claim.
+                    inflight.remove(h.id());
+                    h.markResolved();
+                    releaseClaims(List.of(h.row()));
+                }
+                return;
+            }
+        }
         if (!r.taken.compareAndSet(false, true)) {
+            if (slots != null) {
+                slots.release();
+            }
             return; // the drain took it (and gives it back)
         }
         try {
@@ -350,6 +372,9 @@ public final class QueueWorker<T> implements Worker {
                 }
             }
         } finally {
+            if (slots != null) {
+                slots.release();
+            }
             inflight.remove(h.id());
             JobStore.Claimed again = deferred.remove(h.id());
             if (again != null && running) {
