@@ -121,10 +121,33 @@ final class ClaimSql {
                 + " ON CONFLICT (consumer_group_id, message_id) DO NOTHING";
     }
 
-    /** Claims due rows (ready or deferred) and rows whose lease expired, with SKIP LOCKED; attempts counted here. */
-    static String claimRows(FamilyTables t) {
+    /**
+     * Claims due rows (ready or deferred) and rows whose lease expired, with SKIP LOCKED; attempts counted here.
+     * For keyed policies only rows that can run now are taken, so same-key rows do not churn through
+     * claim-block-defer cycles (and, under a backlog, bury the one row per key that can make progress):
+     * {@code ordered} takes a keyed row only when it is the lowest unresolved row of its key;
+     * {@code exclusive} takes the lowest due row per key, and none of a key with a row in flight.
+     */
+    static String claimRows(FamilyTables t, dev.sluice.ConcurrencyPolicy policy) {
+        String candidates = switch (policy) {
+            case PARALLEL -> "SELECT message_id FROM " + t.exceptionQueue()
+                    + "   WHERE consumer_group_id = ? AND status IN ('ready', 'deferred') AND can_run_after <= now()";
+            case ORDERED -> "SELECT h.message_id FROM (SELECT DISTINCT ON (message_key, CASE WHEN message_key IS NULL THEN message_id END)"
+                    + "     message_id, status, can_run_after FROM " + t.exceptionQueue()
+                    + "     WHERE consumer_group_id = ? AND status IN ('ready', 'deferred', 'inflight')"
+                    + "     ORDER BY message_key, CASE WHEN message_key IS NULL THEN message_id END, message_id) h"
+                    + "   WHERE h.status IN ('ready', 'deferred') AND h.can_run_after <= now()";
+            case EXCLUSIVE -> "SELECT h.message_id FROM (SELECT DISTINCT ON (message_key, CASE WHEN message_key IS NULL THEN message_id END)"
+                    + "     e.message_id FROM " + t.exceptionQueue() + " e"
+                    + "     WHERE e.consumer_group_id = ? AND e.status IN ('ready', 'deferred') AND e.can_run_after <= now()"
+                    + "     AND (e.message_key IS NULL OR NOT EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " i"
+                    + "       WHERE i.consumer_group_id = e.consumer_group_id AND i.message_key = e.message_key"
+                    + "       AND i.status = 'inflight' AND i.lease_expires_at > now()))"
+                    + "     ORDER BY message_key, CASE WHEN message_key IS NULL THEN message_id END, message_id) h";
+        };
         return "WITH due AS (SELECT message_id FROM " + t.exceptionQueue()
-                + "   WHERE consumer_group_id = ? AND status IN ('ready', 'deferred') AND can_run_after <= now()"
+                + "   WHERE consumer_group_id = ? AND message_id IN (" + candidates + ")"
+                + "   AND status IN ('ready', 'deferred') AND can_run_after <= now()"
                 + "   ORDER BY can_run_after, message_id LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " expired AS (SELECT message_id FROM " + t.exceptionQueue()
                 + "   WHERE consumer_group_id = ? AND status = 'inflight' AND lease_expires_at <= now()"

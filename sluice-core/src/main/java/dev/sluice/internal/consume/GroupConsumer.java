@@ -64,6 +64,8 @@ public final class GroupConsumer<T> implements Consumption {
     private static final double DEFER_RECHECK_MAX_SECONDS = 5;
     private static final int MAX_ERROR_CHARS = 4000;
     private static final long PROBE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** How long a keyed group leaves due rows alone after none of them could run (unless notified). */
+    private static final long ROWS_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How often chains waiting for a busy key retry it. */
     private static final long KEY_RETRY_MS = 10;
     private static final int MAX_STACK_CHARS = 16000;
@@ -108,6 +110,8 @@ public final class GroupConsumer<T> implements Consumption {
     private volatile boolean claimFirst;
     /** When the current run of claims without a probe began (0: the last poll probed). Loop thread only. */
     private long claimStreakStart;
+    /** Until when (System.nanoTime) the probe's due rows are not claimed again: none could run. */
+    private volatile long rowsQuietUntil = System.nanoTime();
     private volatile Bindings bindings;
     private volatile long bindingsValidThrough;
     private volatile long lastWarn;
@@ -203,6 +207,7 @@ public final class GroupConsumer<T> implements Consumption {
     /** A stream notification: messages were committed, so the next poll claims at once. */
     private void notified() {
         claimFirst = true;
+        rowsQuietUntil = System.nanoTime();
         wake();
     }
 
@@ -283,8 +288,16 @@ public final class GroupConsumer<T> implements Consumption {
         if (due(p.nextLease(), p.now()) && reclaimRange()) {
             return 0;
         }
-        if ((due(p.nextDue(), p.now()) || due(p.nextRowExpiry(), p.now())) && claimRows() > 0) {
-            return 0;
+        boolean rowsDue = due(p.nextDue(), p.now()) || due(p.nextRowExpiry(), p.now());
+        if (rowsDue && System.nanoTime() - rowsQuietUntil >= 0) {
+            if (claimRows() > 0) {
+                return 0;
+            }
+            if (policy != ConcurrencyPolicy.PARALLEL) {
+                // Due rows, none of which can run now (same-key rows behind an unresolved one): look again
+                // after a pause or when notified (a resolved row wakes the next of its key with a NOTIFY).
+                rowsQuietUntil = System.nanoTime() + Math.min(ROWS_QUIET_NANOS, o.pollInterval().toNanos());
+            }
         }
         if (p.head() > p.claimed() || p.pending()) {
             FreshClaim r = claimFresh();
@@ -300,9 +313,14 @@ public final class GroupConsumer<T> implements Consumption {
         }
         Duration idle = session != null && o.wakeups() && session.healthy() ? o.idleCheck() : o.pollInterval();
         long wait = idle.toNanos();
+        long quietLeft = rowsQuietUntil - System.nanoTime();
         for (Instant next : new Instant[] {p.nextLease(), p.nextDue(), p.nextRowExpiry()}) {
             if (next != null) {
-                wait = Math.min(wait, Math.max(0, Duration.between(p.now(), next).toNanos() + 1_000_000));
+                long until = Math.max(0, Duration.between(p.now(), next).toNanos() + 1_000_000);
+                if (next != p.nextLease() && quietLeft > 0) {
+                    until = Math.max(until, quietLeft);
+                }
+                wait = Math.min(wait, until);
             }
         }
         return Math.max(wait, 1_000_000);
@@ -886,14 +904,15 @@ public final class GroupConsumer<T> implements Consumption {
     private int claimRows() {
         Map<Long, int[]> claimed = db.transaction("claim exception rows", c -> {
             Map<Long, int[]> out = new LinkedHashMap<>();
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t))) {
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, policy))) {
                 ps.setLong(1, g.groupId());
-                ps.setInt(2, o.batchSize());
-                ps.setLong(3, g.groupId());
-                ps.setInt(4, o.batchSize());
-                ps.setObject(5, token);
-                ps.setDouble(6, leaseSeconds);
-                ps.setLong(7, g.groupId());
+                ps.setLong(2, g.groupId());
+                ps.setInt(3, o.batchSize());
+                ps.setLong(4, g.groupId());
+                ps.setInt(5, o.batchSize());
+                ps.setObject(6, token);
+                ps.setDouble(7, leaseSeconds);
+                ps.setLong(8, g.groupId());
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         out.put(rs.getLong(1), new int[] {rs.getInt(2), rs.getInt(3), rs.getInt(4)});

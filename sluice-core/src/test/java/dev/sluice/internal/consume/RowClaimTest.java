@@ -1,0 +1,95 @@
+package dev.sluice.internal.consume;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.ConcurrencyPolicy;
+import dev.sluice.GroupConfig;
+import dev.sluice.Sluice;
+import dev.sluice.embedded.test.SluiceTest;
+import dev.sluice.embedded.test.TestDatabase;
+import dev.sluice.internal.schema.FamilyTables;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which exception rows a claim takes per policy: for keyed policies only rows that can run now, so
+ * same-key rows never churn through claim-block-defer cycles (the lab found that, under a backlog of
+ * deferred rows, this churn buried the one row per key that could make progress).
+ */
+@SluiceTest
+class RowClaimTest {
+
+    @Test
+    void keyedPoliciesClaimOnlyRowsThatCanRun(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            long sid = sluice.stream("rows").register().id();
+            FamilyTables t = new FamilyTables("\"" + db.schema() + "\"", sid);
+            for (ConcurrencyPolicy policy : ConcurrencyPolicy.values()) {
+                String name = policy.name().toLowerCase();
+                sluice.stream("rows").consumerGroup(name).register(GroupConfig.builder().concurrency(policy).build());
+                long gid = sluice.stream("rows").consumerGroup(name).get().orElseThrow().id();
+                try (Connection c = db.connect()) {
+                    // Key a: 10 retrying (due later), 11 and 12 deferred behind it (due now).
+                    // Key b: 20 and 21 deferred, both due. Key c: 30 in flight, 31 deferred (due).
+                    // Keyless: 40 and 41 ready and due.
+                    row(c, t, gid, 10, "ready", "a", "now() + interval '1 hour'");
+                    row(c, t, gid, 11, "deferred", "a", "now() - interval '1 second'");
+                    row(c, t, gid, 12, "deferred", "a", "now() - interval '2 seconds'");
+                    row(c, t, gid, 20, "deferred", "b", "now() - interval '1 second'");
+                    row(c, t, gid, 21, "deferred", "b", "now() - interval '3 seconds'");
+                    row(c, t, gid, 30, "inflight", "c", "now() - interval '1 second'");
+                    row(c, t, gid, 31, "deferred", "c", "now() - interval '1 second'");
+                    row(c, t, gid, 40, "ready", null, "now() - interval '1 second'");
+                    row(c, t, gid, 41, "ready", null, "now() - interval '1 second'");
+                    List<Long> claimed = claim(c, t, gid, policy);
+                    switch (policy) {
+                        // Every due row.
+                        case PARALLEL -> assertThat(claimed).containsExactlyInAnyOrder(11L, 12L, 20L, 21L, 31L, 40L, 41L);
+                        // Only the lowest unresolved row of each key, and only when it is due: a waits for 10, c for 30.
+                        case ORDERED -> assertThat(claimed).containsExactlyInAnyOrder(20L, 40L, 41L);
+                        // One due row per key, none of a key in flight.
+                        case EXCLUSIVE -> assertThat(claimed).containsExactlyInAnyOrder(11L, 20L, 40L, 41L);
+                    }
+                }
+            }
+        }
+    }
+
+    private static void row(Connection c, FamilyTables t, long gid, long id, String status, String key, String due) throws Exception {
+        String lease = status.equals("inflight") ? "'" + UUID.randomUUID() + "', now() + interval '1 minute'" : "NULL, NULL";
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.exceptionQueue()
+                + " (consumer_group_id, message_id, status, message_key, concurrency, attempts, can_run_after, lease_owner, lease_expires_at)"
+                + " VALUES (?, ?, ?, ?, 'parallel', 0, " + due + ", " + lease + ")")) {
+            ps.setLong(1, gid);
+            ps.setLong(2, id);
+            ps.setString(3, status);
+            ps.setString(4, key);
+            ps.executeUpdate();
+        }
+    }
+
+    private static List<Long> claim(Connection c, FamilyTables t, long gid, ConcurrencyPolicy policy) throws Exception {
+        List<Long> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, policy))) {
+            ps.setLong(1, gid);
+            ps.setLong(2, gid);
+            ps.setInt(3, 100);
+            ps.setLong(4, gid);
+            ps.setInt(5, 100);
+            ps.setObject(6, UUID.randomUUID());
+            ps.setDouble(7, 30);
+            ps.setLong(8, gid);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getLong(1));
+                }
+            }
+        }
+        return out;
+    }
+}
