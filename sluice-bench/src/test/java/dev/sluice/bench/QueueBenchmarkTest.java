@@ -1,0 +1,63 @@
+package dev.sluice.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.embedded.EmbeddedPostgresServer;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The queue benchmark on a small load: every job handled once on both sides, the JSON fields, no schema left. */
+class QueueBenchmarkTest {
+    private static EmbeddedPostgresServer server;
+
+    @BeforeAll
+    static void start() {
+        server = EmbeddedPostgresServer.startTemporary();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void measuresEnqueueDrainAndPickupBesideTheReferences() throws Exception {
+        QueueBenchmark.Result result = new QueueBenchmark().run(QueueBenchmark.Options.defaults()
+                .withDatabaseUrl(server.jdbcUrl()).withJobs(3000).withEnqueueBatch(200).withBatch(100)
+                .withPickup(10, 100).withRuns(2));
+
+        assertThat(result.runs()).hasSize(2);
+        for (QueueBenchmark.RunResult r : result.runs()) {
+            assertThat(r.missing()).isZero();
+            assertThat(r.pickupMissing()).isZero();
+            assertThat(r.enqueuePerSecond()).isPositive();
+            assertThat(r.rawInsertPerSecond()).isPositive();
+            assertThat(r.drainPerSecond()).isPositive();
+            assertThat(r.rawSkipLockedPerSecond()).isPositive();
+            assertThat(r.pickupP95Ms()).isGreaterThanOrEqualTo(r.pickupP50Ms()).isNotNegative();
+        }
+        JsonNode summary = BenchAssertions.summary(result, "queue",
+                List.of("enqueue_per_s", "drain_per_s", "raw_skip_locked_per_s", "enqueue_ratio", "pickup_p50_ms",
+                        "pickup_p95_ms"));
+        assertThat(summary.get("unit").asText()).isEqualTo("jobs/s");
+        assertThat(summary.get("reference_name").asText()).isEqualTo("raw-skip-locked");
+        assertThat(summary.get("ours").asDouble()).isEqualTo(summary.get("drain_per_s").asDouble());
+        assertThat(summary.get("reference").asDouble()).isEqualTo(summary.get("raw_skip_locked_per_s").asDouble());
+        BenchAssertions.assertNoBenchSchemaLeft(server);
+    }
+
+    @Test
+    void optionsAreChecked() {
+        assertThatThrownBy(() -> QueueBenchmark.Options.defaults().withJobs(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> QueueBenchmark.Options.defaults().withBatch(1001))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(QueueBenchmark.Options.defaults().jobs()).isEqualTo(100_000);
+        assertThat(QueueBenchmark.Options.defaults().workers()).isEqualTo(8);
+    }
+}
