@@ -41,7 +41,7 @@ import javax.sql.DataSource;
  *   <li><b>pickup</b>: P single enqueues at R per second with an idle worker; latency = handler start −
  *   enqueue call start.</li>
  * </ol>
- * A warm-up round of up to 50,000 jobs (run 0, not reported) runs first: in a fresh JVM the JIT compiles
+ * A warm-up round of up to 100,000 jobs (run 0, not reported) runs first: in a fresh JVM the JIT compiles
  * the driver's and Sluice's paths for seconds, and would tax whichever side ran first.
  * Before each drain both tables are vacuumed and analyzed and a checkpoint is taken, so neither side
  * depends on autovacuum's timing or pays for the other's dirty buffers. A drain ends when the database
@@ -59,7 +59,7 @@ public final class QueueBenchmark {
     public static final String INSERT_REFERENCE = "raw-insert";
 
     /** Jobs of the warm-up round (run 0, not reported). */
-    private static final int WARMUP_JOBS = 50_000;
+    private static final int WARMUP_JOBS = 100_000;
     /** How long a drain may take before the run is a failure. */
     private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(10);
 
