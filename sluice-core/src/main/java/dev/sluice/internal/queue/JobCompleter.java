@@ -40,13 +40,17 @@ final class JobCompleter implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closing;
 
-    /** A completer for {@code queueName}'s worker; {@code onFlushed} runs after every batch. */
+    /** A completer for {@code queueName}'s worker, not started yet; {@code onFlushed} runs after every batch. */
     JobCompleter(JobStore store, String queueName, Runnable onFlushed) {
         this.store = store;
         this.onFlushed = onFlushed;
         this.thread = new Thread(this::loop, "sluice-completer-" + queueName);
         this.thread.setDaemon(true);
-        this.thread.start();
+    }
+
+    /** Starts the completer's thread (until then, and after {@link #close()}, acks run on the caller's thread). */
+    void start() {
+        thread.start();
     }
 
     /** Queues the ack of this claim; the future tells whether the row was deleted (false: claim lost). */
@@ -55,7 +59,7 @@ final class JobCompleter implements AutoCloseable {
         pending.incrementAndGet();
         queue.add(new Ack(id, token, done));
         if (!thread.isAlive()) {
-            // Closed already (a handle resolved after its worker stopped): flush on the caller's thread.
+            // Not running (a handle resolved after its worker stopped): flush on the caller's thread.
             flushQueued();
         }
         return done;

@@ -148,6 +148,7 @@ public final class QueueWorker<T> implements Worker {
             maintenance.scheduleWithFixedDelay(this::maintain, ThreadLocalRandom.current().nextLong(every + 1), every,
                     TimeUnit.MILLISECONDS);
         }
+        completer.start();
         beater.start();
         loop.start();
         helpers.forEach(Thread::start);
