@@ -34,7 +34,8 @@ import javax.sql.DataSource;
  *   threads, beside the {@code raw-insert} reference: the same rows by a prepared
  *   {@code INSERT … SELECT unnest(…)} into a plain table with the job table's columns, same batch size
  *   and connections;</li>
- *   <li><b>drain</b> them with one {@link Queue#work} worker (no-op handler, concurrency C, prefetch B),
+ *   <li><b>drain</b> them with one {@link Queue#work} worker (no-op handler, concurrency C, prefetch 2B, so
+ *   that its claims, made when half its capacity is free, take about B jobs),
  *   beside the {@code raw-skip-locked} reference burning down its N rows: C connections each claiming
  *   B rows by {@code UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT B) RETURNING …},
  *   running the no-op handler on each, then deleting them in a second transaction;</li>
@@ -71,7 +72,7 @@ public final class QueueBenchmark {
      * @param enqueueBatch   jobs per {@code enqueueBatch} call and per reference insert (default 1000)
      * @param enqueueCallers threads enqueueing concurrently, and reference insert connections (default 4)
      * @param workers        handler concurrency of our worker, and reference claim connections (default 8)
-     * @param batch          jobs per reference claim, and our worker's prefetch (default 256)
+     * @param batch          jobs per reference claim; our worker's prefetch is 2B (default 256)
      * @param payloadBytes   payload size (default 1024)
      * @param pickupJobs     single enqueues of the pickup phase (default 200; 0 skips it)
      * @param pickupRate     pickup enqueues per second (default 20)

@@ -568,7 +568,7 @@ final class BenchCommand {
             description = {"Job queues: enqueue N jobs through enqueueBatch (batches of E from K callers) beside "
             + "raw-insert (the same rows by a prepared INSERT ... SELECT unnest(...) into a plain table with the job "
             + "table's columns, same batches and connections); drain them with one worker (no-op handler, "
-            + "concurrency C, prefetch B) beside raw-skip-locked (C connections each claiming B rows by UPDATE ... "
+            + "concurrency C, prefetch 2B: claims of about B) beside raw-skip-locked (C connections each claiming B rows by UPDATE ... "
             + "WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT B) RETURNING ..., then DELETE in a second "
             + "transaction); then pickup latency (enqueue call start -> handler start) of P single enqueues at R/s "
             + "with an idle worker. ratio = drain / raw-skip-locked; enqueue_ratio = enqueue / raw-insert.",
@@ -592,7 +592,8 @@ final class BenchCommand {
         int workers;
 
         @Option(names = "--batch", paramLabel = "B", defaultValue = "256",
-                description = "Rows per reference claim, and the worker's prefetch (default: ${DEFAULT-VALUE}).")
+                description = "Rows per reference claim; the worker runs with prefetch 2B, so its claims take about "
+                + "B jobs (default: ${DEFAULT-VALUE}).")
         int batch;
 
         @Option(names = "--payload-bytes", paramLabel = "N", defaultValue = "1024",
@@ -621,7 +622,7 @@ final class BenchCommand {
             Map<String, Object> f = new LinkedHashMap<>();
             f.put("jobs", jobs + " of " + payloadBytes + " bytes");
             f.put("enqueue", "batches of " + enqueueBatch + " from " + enqueueCallers + " callers");
-            f.put("drain", "concurrency " + workers + ", batch " + batch);
+            f.put("drain", "concurrency " + workers + ", batch " + batch + " (worker prefetch " + Math.min(1000, 2 * batch) + ")");
             f.put("pickup", pickupJobs == 0 ? "skipped" : pickupJobs + " jobs at " + pickupRate + "/s");
             f.put("runs", runs);
             return f;
