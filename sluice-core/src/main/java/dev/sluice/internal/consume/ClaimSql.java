@@ -301,6 +301,16 @@ final class ClaimSql {
     }
 
     /**
+     * For exclusive delivery: the keys among (key, first id) pairs that have an earlier exception row due
+     * and waiting (ready or deferred) — it takes the key before a fresh range's chain does.
+     */
+    static String waitingKeys(FamilyTables t) {
+        return "SELECT x.key FROM unnest(?::text[], ?::bigint[]) AS x(key, first_id)"
+                + " WHERE EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = ? AND e.message_key = x.key"
+                + "   AND e.message_id < x.first_id AND e.status IN ('ready', 'deferred') AND e.can_run_after <= now())";
+    }
+
+    /**
      * For ordered delivery: the keys among (key, first id) pairs that have an unresolved earlier message
      * in this group — an exception row not yet resolved, or a message inside another open range below.
      */

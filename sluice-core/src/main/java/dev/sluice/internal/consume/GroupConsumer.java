@@ -108,6 +108,8 @@ public final class GroupConsumer<T> implements Consumption {
      * {@link #PROBE_EVERY_NANOS}, so expired ranges and due rows are served during a long backlog.
      */
     private volatile boolean claimFirst;
+    /** Set when a row of a keyed group resolved: the next poll claims rows before anything else. */
+    private volatile boolean rowsFirst;
     /** When the current run of claims without a probe began (0: the last poll probed). Loop thread only. */
     private long claimStreakStart;
     /** Until when (System.nanoTime) the probe's due rows are not claimed again: none could run. */
@@ -253,6 +255,7 @@ public final class GroupConsumer<T> implements Consumption {
 
     /** One poll; returns how long to wait before the next one (0: poll again at once). */
     private long pollOnce() {
+        boolean progressed = false;
         if (claimFirst) {
             claimFirst = false;
             long now = System.nanoTime();
@@ -262,13 +265,21 @@ public final class GroupConsumer<T> implements Consumption {
             if (now - claimStreakStart < PROBE_EVERY_NANOS) {
                 FreshClaim r = claimFresh();
                 if (r.claimed()) {
-                    return 0;
-                }
-                if (r.pending() && awaitSettled()) {
+                    progressed = true;
+                } else if (r.pending() && awaitSettled()) {
                     claimFirst = true;
-                    return 0;
+                    progressed = true;
                 }
             }
+        }
+        if (rowsFirst) {
+            // A row of ours just resolved: the next row of its key can run now, so claim rows at once
+            // rather than at the next probe (per-key progress in row mode would otherwise be one per probe).
+            rowsFirst = false;
+            progressed |= claimRows() > 0;
+        }
+        if (progressed) {
+            return 0;
         }
         claimFirst = false;
         claimStreakStart = 0;
@@ -582,8 +593,11 @@ public final class GroupConsumer<T> implements Consumption {
         }
         return db.transaction("take key leases", c -> {
             Set<String> held = takeKeys(c, chains);
-            if (policy == ConcurrencyPolicy.ORDERED && !held.isEmpty()) {
-                Set<String> blocked = blockedKeys(c, held, chains, w.leaseId);
+            if (!held.isEmpty()) {
+                // ordered: an unresolved earlier message blocks the key; exclusive: an earlier row of the key
+                // that is due and waiting goes first (else fresh ranges could take a busy key ahead of it forever).
+                Set<String> blocked = policy == ConcurrencyPolicy.ORDERED ? blockedKeys(c, held, chains, w.leaseId)
+                        : waitingKeys(c, held, chains);
                 if (!blocked.isEmpty()) {
                     releaseKeys(c, blocked);
                     held.removeAll(blocked);
@@ -631,6 +645,23 @@ public final class GroupConsumer<T> implements Consumption {
             }
         }
         return blocked;
+    }
+
+    private Set<String> waitingKeys(Connection c, Set<String> keys, Map<String, List<Fetched>> chains) throws SQLException {
+        List<String> list = new ArrayList<>(keys);
+        Long[] firsts = list.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
+        Set<String> waiting = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.waitingKeys(t))) {
+            ps.setArray(1, c.createArrayOf("text", list.toArray()));
+            ps.setArray(2, c.createArrayOf("int8", firsts));
+            ps.setLong(3, g.groupId());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    waiting.add(rs.getString(1));
+                }
+            }
+        }
+        return waiting;
     }
 
     private void releaseKeys(Connection c, Set<String> keys) throws SQLException {
@@ -948,6 +979,9 @@ public final class GroupConsumer<T> implements Consumption {
                 } finally {
                     rows.remove(f.id());
                     outstanding.decrementAndGet();
+                    if (policy != ConcurrencyPolicy.PARALLEL) {
+                        rowsFirst = true;
+                    }
                     wake();
                 }
             });

@@ -60,6 +60,34 @@ class RowClaimTest {
         }
     }
 
+    @Test
+    void exclusiveFreshChainsYieldToEarlierDueRowsOfTheirKey(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            long sid = sluice.stream("yield").register().id();
+            FamilyTables t = new FamilyTables("\"" + db.schema() + "\"", sid);
+            sluice.stream("yield").consumerGroup("x").register(GroupConfig.builder().concurrency(ConcurrencyPolicy.EXCLUSIVE).build());
+            long gid = sluice.stream("yield").consumerGroup("x").get().orElseThrow().id();
+            try (Connection c = db.connect()) {
+                row(c, t, gid, 10, "deferred", "a", "now() - interval '1 second'"); // due, waiting: a yields
+                row(c, t, gid, 20, "deferred", "b", "now() + interval '1 hour'");   // backing off: b does not
+                row(c, t, gid, 30, "inflight", "c", "now() - interval '1 second'"); // running: the key lease decides
+                row(c, t, gid, 90, "ready", "d", "now() - interval '1 second'");    // later than the chain: d does not
+                List<String> waiting = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.waitingKeys(t))) {
+                    ps.setArray(1, c.createArrayOf("text", new String[] {"a", "b", "c", "d", "e"}));
+                    ps.setArray(2, c.createArrayOf("int8", new Long[] {50L, 50L, 50L, 50L, 50L}));
+                    ps.setLong(3, gid);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            waiting.add(rs.getString(1));
+                        }
+                    }
+                }
+                assertThat(waiting).containsExactly("a");
+            }
+        }
+    }
+
     private static void row(Connection c, FamilyTables t, long gid, long id, String status, String key, String due) throws Exception {
         String lease = status.equals("inflight") ? "'" + UUID.randomUUID() + "', now() + interval '1 minute'" : "NULL, NULL";
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.exceptionQueue()
