@@ -17,7 +17,7 @@
 #          --rounds N (3: every system runs once per round, the order rotated each round; the table
 #                      shows medians and ratios are taken within a round, because on a small shared
 #                      machine one round can flip a 2x verdict)
-#          --systems raw,sluice,pg-boss,graphile-worker,db-scheduler  --out DIR (bench/peers/results/<time>)
+#          --systems raw,sluice,sluice-queue,pg-boss,graphile-worker,db-scheduler  --out DIR (bench/peers/results/<time>)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,7 +33,7 @@ ENQUEUE_BATCH=1000
 ENQUEUE_CALLERS=4
 LATENCY_JOBS=200
 LATENCY_RATE=20
-SYSTEMS=raw,sluice,pg-boss,graphile-worker,db-scheduler
+SYSTEMS=raw,sluice,sluice-queue,pg-boss,graphile-worker,db-scheduler
 ROUNDS=3
 OUT=
 
@@ -140,7 +140,7 @@ if [ -n "${CREATE_DB:-}" ]; then
 fi
 JDBC_URL=$(jdbc_for "$PG_DB")
 
-SCHEMAS="peers_raw peers_sluice peers_pgboss peers_graphile peers_dbscheduler"
+SCHEMAS="peers_raw peers_sluice peers_sluice_queue peers_pgboss peers_graphile peers_dbscheduler"
 clean() { java -cp "$SLUICE_JAR" "$HERE/tools/PeersAdmin.java" clean "$JDBC_URL" $SCHEMAS; }
 
 SLUICE_VERSION=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -181,7 +181,7 @@ run_system() { # $1 = name, rest = command; $ROUND is the round
 
 IFS=, read -r -a WANT <<<"$SYSTEMS"
 for s in "${WANT[@]}"; do
-  case "$s" in raw|sluice|pg-boss|graphile-worker|db-scheduler) ;; *) die "unknown system $s" ;; esac
+  case "$s" in raw|sluice|sluice-queue|pg-boss|graphile-worker|db-scheduler) ;; *) die "unknown system $s" ;; esac
 done
 n=${#WANT[@]}
 for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
@@ -191,6 +191,8 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
     raw) run_system raw java -cp "$SLUICE_JAR" "$HERE/raw/RawBaseline.java" "$JDBC_URL" "${COMMON[@]}" ;;
     sluice) run_system sluice java -Dpeers.sluice.version="$SLUICE_VERSION" -cp "$SLUICE_JAR" \
               "$HERE/sluice/SluiceBurst.java" "$JDBC_URL" "${COMMON[@]}" ;;
+    sluice-queue) run_system sluice-queue java -Dpeers.sluice.version="$SLUICE_VERSION" -cp "$SLUICE_JAR" \
+              "$HERE/sluice/SluiceQueueBurst.java" "$JDBC_URL" "${COMMON[@]}" ;;
     pg-boss) (cd "$HERE/node" && run_system pg-boss "$PEER_NODE" pgboss.mjs --url "$NODE_URL" "${COMMON[@]}") ;;
     graphile-worker) (cd "$HERE/node" && run_system graphile-worker "$PEER_NODE" graphile.mjs --url "$NODE_URL" "${COMMON[@]}") ;;
     db-scheduler) run_system db-scheduler java -jar "$DBS_JAR" "$JDBC_URL" "${COMMON[@]}" ;;

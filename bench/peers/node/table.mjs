@@ -13,7 +13,7 @@ if (!file) {
 const rows = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
 for (const r of rows) r.round ??= 1;
 const PEERS = ['pg-boss', 'graphile-worker', 'db-scheduler'];
-const ORDER = ['raw-insert', 'raw-skip-locked', 'sluice', ...PEERS];
+const ORDER = ['raw-insert', 'raw-skip-locked', 'sluice', 'sluice-queue', ...PEERS];
 const rounds = [...new Set(rows.map((r) => r.round))].sort((a, b) => a - b);
 const systems = [...new Set(rows.map((r) => r.system))].sort((a, b) => ORDER.indexOf(a) - ORDER.indexOf(b));
 
@@ -114,6 +114,24 @@ for (const t of TARGETS) {
   const per = rs.map((r) => `r${r.round} ${fmt(r.sluice, dec(t.key))} ÷ ${r.best.system} ${fmt(r.best.v, dec(t.key))} = ${r.ratio.toFixed(2)}×`).join('; ');
   const count = rs.filter((r) => met(r.ratio)).length;
   console.log(`${t.label}: Sluice ÷ best peer = ${med.toFixed(2)}×${rs.length > 1 ? ' (median)' : ''} — target ${t.text}: ${met(med) ? 'MET' : 'NOT MET'}${rs.length > 1 ? ` (met in ${count} of ${rs.length} rounds)` : ''} [${per}]`);
+}
+// Sluice's job queue (issue 6): its drain against the best peer queue, and its pickup.
+for (const q of [
+  { label: 'queue drain', key: 'drain_per_s', lower: false, target: 1.2, text: 'Sluice queue ≥ 1.2× best peer' },
+  { label: 'queue p50', key: 'p50_ms', lower: true, target: 1, text: 'Sluice queue ≤ best peer (ratio ≤ 1)', noHint: true },
+]) {
+  const qs = rounds.map((k) => {
+    const s = rows.find((r) => r.round === k && r.system === 'sluice-queue');
+    const b = bestPeer(k, q.key, q.lower, q.noHint);
+    if (!s || !fin(s[q.key]) || !b) return null;
+    return { round: k, sluice: s[q.key], best: b, ratio: s[q.key] / b.v };
+  }).filter(Boolean);
+  if (qs.length) {
+    const med = median(qs.map((r) => r.ratio));
+    const met = (x) => (q.lower ? x <= q.target : x >= q.target);
+    const per = qs.map((r) => `r${r.round} ${fmt(r.sluice, dec(q.key))} ÷ ${r.best.system} ${fmt(r.best.v, dec(q.key))} = ${r.ratio.toFixed(2)}×`).join('; ');
+    console.log(`${q.label}: Sluice queue ÷ best peer = ${med.toFixed(2)}×${qs.length > 1 ? ' (median)' : ''} — target ${q.text}: ${met(med) ? 'MET' : 'NOT MET'} [${per}]`);
+  }
 }
 // db-scheduler's pickup figure comes from an in-process hint (enableImmediateExecution) that only a
 // scheduler scheduling its own jobs gets; say what the comparison is when another process enqueues.

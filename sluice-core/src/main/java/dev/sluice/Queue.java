@@ -96,7 +96,9 @@ public final class Queue<T> {
      */
     public long enqueue(T payload, EnqueueOptions options) {
         EncodedJob job = encoder.encode(payload, options);
-        return store().enqueue(name, List.of(job)).get(0);
+        long id = store().enqueue(name, List.of(job)).get(0);
+        sluice.enqueuedLocally(name);
+        return id;
     }
 
     /**
@@ -118,7 +120,9 @@ public final class Queue<T> {
             Names.validate("queue", name);
             return List.of();
         }
-        return store().enqueue(name, encoded);
+        List<Long> ids = store().enqueue(name, encoded);
+        sluice.enqueuedLocally(name);
+        return ids;
     }
 
     /**

@@ -258,6 +258,14 @@ public final class Sluice implements AutoCloseable {
         }
     }
 
+    /** A job of this client was committed to the queue: wake this process's workers of it at once. */
+    void enqueuedLocally(String queue) {
+        dev.sluice.internal.notify.ClientSession s = session;
+        if (s != null) {
+            s.wakeLocal(dev.sluice.internal.queue.JobStore.wakeKey(queue));
+        }
+    }
+
     /** The client's session connection (LISTEN wake-ups, presence locks), started on first use. */
     dev.sluice.internal.notify.ClientSession session() {
         dev.sluice.internal.notify.ClientSession s = session;

@@ -25,8 +25,8 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * A producer's commit wakes the consumers of its own process at once, without the NOTIFY round trip
- * through the server. Proven with a client whose LISTEN is refused (so no notification can reach it)
+ * A producer's commit (and an enqueue) wakes the consumers (workers) of its own process at once, without
+ * the NOTIFY round trip through the server. Proven with a client whose LISTEN is refused (so no notification can reach it)
  * and whose consumer would otherwise only poll every 60 s.
  */
 @SluiceTest
@@ -58,6 +58,29 @@ class LocalWakeTest {
                 local.produce("local");
                 await().atMost(Duration.ofSeconds(10)).until(() -> handled.size() == 2);
                 assertThat(handled).containsExactly("remote", "local");
+            }
+        }
+    }
+
+    @Test
+    void aLocalEnqueueWakesLocalWorkersWithoutNotify(TestDatabase db) throws Exception {
+        dev.sluice.WorkOptions slow = dev.sluice.WorkOptions.defaults().withPollInterval(Duration.ofSeconds(60))
+                .withIdleCheck(Duration.ofSeconds(60));
+        List<String> handled = new CopyOnWriteArrayList<>();
+        try (Sluice deaf = Sluice.builder().dataSource(new NoListenDataSource(db.dataSource())).schema(db.schema()).build();
+             Sluice other = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            deaf.system().register();
+            dev.sluice.Queue<String> local = deaf.queue("jobs", String.class);
+            try (dev.sluice.Worker w = local.work(job -> handled.add(job.payload()), slow)) {
+                Thread.sleep(1_000);
+                // Control: another client's enqueue reaches this worker only through NOTIFY, which it cannot get.
+                other.queue("jobs", String.class).enqueue("remote");
+                Thread.sleep(2_000);
+                assertThat(handled).isEmpty();
+                // Our own enqueue wakes it at once; its claim takes the remote job too.
+                local.enqueue("local");
+                await().atMost(Duration.ofSeconds(10)).until(() -> handled.size() == 2);
+                assertThat(handled).containsExactlyInAnyOrder("remote", "local");
             }
         }
     }

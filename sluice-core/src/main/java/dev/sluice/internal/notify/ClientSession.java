@@ -195,6 +195,14 @@ public final class ClientSession implements AutoCloseable {
         }
     }
 
+    /** The keyed form of {@link #wakeLocal(long)}: wakes this process's waiters on {@code key} at once. */
+    public void wakeLocal(String key) {
+        Set<Runnable> set = keyWaiters.get(key);
+        if (set != null) {
+            set.forEach(Runnable::run);
+        }
+    }
+
     private void wakeAll() {
         waiters.values().forEach(set -> set.forEach(Runnable::run));
         keyWaiters.values().forEach(set -> set.forEach(Runnable::run));
