@@ -88,6 +88,59 @@ class RowClaimTest {
         }
     }
 
+    /**
+     * The fresh-range claim is two statements in one implicit transaction: its transaction-local settings
+     * (the observed head, {@code synchronous_commit = off}) must end with it, never leak into the pooled
+     * connection's next transaction — a leak would make the caller's own commits asynchronous.
+     */
+    @Test
+    void theClaimsTransactionLocalSettingsDoNotOutliveIt(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            long sid = sluice.stream("claims").register().id();
+            FamilyTables t = new FamilyTables("\"" + db.schema() + "\"", sid);
+            sluice.stream("claims").consumerGroup("g").register();
+            long gid = sluice.stream("claims").consumerGroup("g").get().orElseThrow().id();
+            sluice.stream("claims").producer().produce("m1".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            try (Connection c = db.connect()) {
+                c.setAutoCommit(true);
+                long leaseId;
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
+                    ps.setLong(1, gid);
+                    ps.setLong(2, 10);
+                    ps.setLong(3, gid);
+                    ps.setObject(4, UUID.randomUUID());
+                    ps.setDouble(5, 30);
+                    ps.setLong(6, gid);
+                    ps.execute();
+                    assertThat(ps.getMoreResults()).isTrue();
+                    try (ResultSet rs = ps.getResultSet()) {
+                        assertThat(rs.next()).isTrue();
+                        assertThat(rs.getLong(2)).as("new claimed").isEqualTo(1);
+                        leaseId = rs.getLong(4);
+                        assertThat(rs.getLong(8)).as("the message comes with the claim").isEqualTo(1);
+                    }
+                }
+                assertThat(leaseId).isPositive();
+                try (PreparedStatement ps = c.prepareStatement("SELECT current_setting('synchronous_commit'),"
+                        + " coalesce(current_setting('sluice.observed_head', true), '')");
+                     ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    assertThat(rs.getString(1)).isEqualTo("on");
+                    assertThat(rs.getString(2)).isEmpty();
+                }
+                // The claim committed: another connection sees the lease.
+                try (Connection other = db.connect(); PreparedStatement ps = other.prepareStatement(
+                        "SELECT count(*) FROM " + t.claimLease() + " WHERE id = ?")) {
+                    ps.setLong(1, leaseId);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        assertThat(rs.getLong(1)).isEqualTo(1);
+                    }
+                }
+            }
+        }
+    }
+
     private static void row(Connection c, FamilyTables t, long gid, long id, String status, String key, String due) throws Exception {
         String lease = status.equals("inflight") ? "'" + UUID.randomUUID() + "', now() + interval '1 minute'" : "NULL, NULL";
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.exceptionQueue()
