@@ -89,6 +89,7 @@ public final class Lab {
 
     public Result run() throws Exception {
         work = Files.createTempDirectory("sluice-lab-");
+        Result result = null;
         try {
             startServer();
             long streamId = setUp();
@@ -114,12 +115,26 @@ public final class Lab {
                 check = LabChecker.check(c, streamId);
                 redelivery = LabChecker.redeliverySeconds(c);
             }
-            return verdict(check, redelivery, drained, drainSeconds);
+            result = verdict(check, redelivery, drained, drainSeconds);
+            return result;
         } finally {
             stopAll();
             if (server != null) {
                 server.close();
+                // The embedded database (tens of MB) is kept only when the run did not pass, to investigate
+                // with; the processes' logs stay in the work directory either way.
+                if (result != null && "pass".equals(result.verdict()) && dataDir != null) {
+                    deleteTree(dataDir);
+                }
             }
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | RuntimeException e) {
+            // best effort: a leftover directory in the temp folder is harmless
         }
     }
 
