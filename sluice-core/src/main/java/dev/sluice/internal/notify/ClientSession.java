@@ -96,7 +96,7 @@ public final class ClientSession implements AutoCloseable {
     private void run() {
         long backoff = 100;
         while (!closed) {
-            try (Connection c = dataSource.getConnection()) {
+            try (Connection c = dataSource.getConnection(); NotificationReceipt receipt = NotificationReceipt.prompt(c)) {
                 c.setAutoCommit(true);
                 try (Statement s = c.createStatement()) {
                     s.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
