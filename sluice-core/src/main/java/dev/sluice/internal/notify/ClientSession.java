@@ -172,15 +172,11 @@ public final class ClientSession implements AutoCloseable {
     }
 
     private void dispatch(String payload) {
-        Set<Runnable> set;
         try {
-            set = waiters.get(Long.parseLong(payload));
+            wakeLocal(Long.parseLong(payload));
         } catch (NumberFormatException e) {
             // Not a stream id: a keyed waiter's, or not ours (someone else notifying on the channel).
-            set = keyWaiters.get(payload);
-        }
-        if (set != null) {
-            set.forEach(Runnable::run);
+            wakeLocal(payload);
         }
     }
 
@@ -189,23 +185,23 @@ public final class ClientSession implements AutoCloseable {
      * without waiting for the NOTIFY to come back from the server (it still comes, for everyone else).
      */
     public void wakeLocal(long streamId) {
-        Set<Runnable> set = waiters.get(streamId);
-        if (set != null) {
-            set.forEach(Runnable::run);
-        }
+        runAll(waiters.get(streamId));
     }
 
     /** The keyed form of {@link #wakeLocal(long)}: wakes this process's waiters on {@code key} at once. */
     public void wakeLocal(String key) {
-        Set<Runnable> set = keyWaiters.get(key);
+        runAll(keyWaiters.get(key));
+    }
+
+    private static void runAll(Set<Runnable> set) {
         if (set != null) {
             set.forEach(Runnable::run);
         }
     }
 
     private void wakeAll() {
-        waiters.values().forEach(set -> set.forEach(Runnable::run));
-        keyWaiters.values().forEach(set -> set.forEach(Runnable::run));
+        waiters.values().forEach(ClientSession::runAll);
+        keyWaiters.values().forEach(ClientSession::runAll);
     }
 
     @Override
