@@ -11,7 +11,6 @@ import dev.sluice.Producer;
 import dev.sluice.Sluice;
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -20,7 +19,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -86,24 +84,13 @@ class LocalWakeTest {
     }
 
     /** Hands out connections on which LISTEN fails, as if the server never delivered a notification. */
-    private static final class NoListenDataSource implements DataSource {
-        private final DataSource delegate;
-
+    private static final class NoListenDataSource extends dev.sluice.testing.ForwardingDataSource {
         NoListenDataSource(DataSource delegate) {
-            this.delegate = delegate;
+            super(delegate);
         }
 
         @Override
-        public Connection getConnection() throws SQLException {
-            return wrap(delegate.getConnection());
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) throws SQLException {
-            return wrap(delegate.getConnection(user, password));
-        }
-
-        private static Connection wrap(Connection real) {
+        protected Connection wrap(Connection real) {
             return (Connection) Proxy.newProxyInstance(LocalWakeTest.class.getClassLoader(), new Class<?>[] {Connection.class},
                     (proxy, method, args) -> {
                         Object out = invoke(real, method, args);
@@ -131,41 +118,6 @@ class LocalWakeTest {
             } catch (InvocationTargetException e) {
                 throw e.getCause();
             }
-        }
-
-        @Override
-        public PrintWriter getLogWriter() throws SQLException {
-            return delegate.getLogWriter();
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) throws SQLException {
-            delegate.setLogWriter(out);
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) throws SQLException {
-            delegate.setLoginTimeout(seconds);
-        }
-
-        @Override
-        public int getLoginTimeout() throws SQLException {
-            return delegate.getLoginTimeout();
-        }
-
-        @Override
-        public Logger getParentLogger() {
-            return Logger.getGlobal();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            return delegate.unwrap(iface);
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
         }
     }
 }
