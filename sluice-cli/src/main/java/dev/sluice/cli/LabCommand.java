@@ -52,6 +52,10 @@ final class LabCommand extends Base {
     @Option(names = "--seed", defaultValue = "1", description = "Randomness of the run (default: ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--keep-data", description = "Keep the embedded database (in the work directory) after a passing run too;"
+            + " a run that does not pass always keeps it.")
+    boolean keepData;
+
     @Option(names = "--json", description = "Same as -o json: the summary as one JSON line.")
     boolean jsonFlag;
 
@@ -75,7 +79,7 @@ final class LabCommand extends Base {
         Lab.Result r = new Lab(options, line -> {
             err.println(line);
             err.flush();
-        }).run();
+        }).keepData(keepData).run();
         Map<String, Object> summary = r.summary(options);
         if (json) {
             out.println(new ObjectMapper().writeValueAsString(summary));

@@ -58,6 +58,7 @@ public final class Lab {
             m.put("faults_fired", faultsFired);
             m.put("redelivery_max_s", redeliverySeconds.values().stream().filter(v -> v != null).mapToDouble(Double::doubleValue)
                     .max().stream().boxed().findFirst().orElse(null));
+            m.put("redelivery_bound_s", redeliveryBoundSeconds(o));
             m.put("drain_s", drainSeconds);
             m.put("buckets", check == null ? null : check.buckets());
             m.put("reason", reason);
@@ -77,6 +78,7 @@ public final class Lab {
     private Path dataDir;
     private int port;
     private int instances;
+    private boolean keepData;
 
     private record Proc(String name, Process process) {
     }
@@ -85,6 +87,12 @@ public final class Lab {
         this.o = options;
         this.progress = progress;
         this.random = new Random(options.seed());
+    }
+
+    /** Keeps the embedded database after a passing run too (a run that does not pass always keeps it). */
+    public Lab keepData(boolean keep) {
+        this.keepData = keep;
+        return this;
     }
 
     public Result run() throws Exception {
@@ -110,12 +118,12 @@ public final class Lab {
             double drainSeconds = (System.nanoTime() - drainStart) / 1e9;
             stopConsumers();
             LabChecker.Check check;
-            Map<String, Double> redelivery;
+            List<LabChecker.Redelivery> redeliveries;
             try (Connection c = connect("sluice-lab-checker")) {
                 check = LabChecker.check(c, streamId);
-                redelivery = LabChecker.redeliverySeconds(c);
+                redeliveries = LabChecker.redeliveries(c);
             }
-            result = verdict(check, redelivery, drained, drainSeconds);
+            result = verdict(check, redeliveries, drained, drainSeconds);
             return result;
         } finally {
             stopAll();
@@ -123,7 +131,7 @@ public final class Lab {
                 server.close();
                 // The embedded database (tens of MB) is kept only when the run did not pass, to investigate
                 // with; the processes' logs stay in the work directory either way.
-                if (result != null && "pass".equals(result.verdict()) && dataDir != null) {
+                if (result != null && "pass".equals(result.verdict()) && dataDir != null && !keepData) {
                     deleteTree(dataDir);
                 }
             }
@@ -142,13 +150,22 @@ public final class Lab {
      * The verdict and its reason: {@code unknown} when the drain timed out (undrained messages cannot be told
      * from lost ones, so only what stays wrong whatever comes later — unexpected deliveries, order
      * violations — fails then), when nothing was produced, or when a requested fault never fired
-     * ({@code missingFaults} non-null); {@code fail} when anything that must be zero is not; else {@code pass}.
+     * ({@code missingFaults} non-null); {@code fail} when anything that must be zero is not, or when a killed
+     * consumer's message was redelivered later than the bound ({@code lateRedelivery} non-null); else {@code pass}.
      */
-    static String[] decide(LabChecker.Check check, boolean drained, long drainTimeoutSeconds, String missingFaults) {
+    static String[] decide(LabChecker.Check check, boolean drained, long drainTimeoutSeconds, String missingFaults,
+                           String lateRedelivery) {
         String reason = failure(check);
-        if (!drained && check.unexpected() == 0 && check.orderViolations() == 0) {
+        boolean wrongForGood = check.unexpected() > 0 || check.orderViolations() > 0;
+        if (!drained && !wrongForGood) {
+            if (lateRedelivery != null) {
+                return new String[] {"fail", lateRedelivery};
+            }
             return new String[] {"unknown", "the drain timed out after " + drainTimeoutSeconds + " s"
                     + (reason == null ? "" : " (not resolved yet: " + reason + ")")};
+        }
+        if (reason == null) {
+            reason = lateRedelivery;
         }
         if (reason != null) {
             return new String[] {"fail", reason};
@@ -171,14 +188,37 @@ public final class Lab {
         return null;
     }
 
-    private Result verdict(LabChecker.Check check, Map<String, Double> redelivery, boolean drained, double drainSeconds) {
+    private Result verdict(LabChecker.Check check, List<LabChecker.Redelivery> redeliveries, boolean drained,
+                           double drainSeconds) {
         boolean missingFault = (o.kills() && fired.getOrDefault("kill", 0) == 0)
                 || (o.terminations() && fired.getOrDefault("terminate", 0) == 0)
                 || (o.restart() && fired.getOrDefault("restart", 0) == 0);
-        String[] v = decide(check, drained, o.drainTimeout().toSeconds(), missingFault ? fired.toString() : null);
+        double bound = redeliveryBoundSeconds(o);
+        List<LabChecker.Redelivery> late = redeliveries.stream()
+                .filter(r -> r.redeliverySeconds() != null && r.redeliverySeconds() > bound).toList();
+        List<LabChecker.Redelivery> slowest = redeliveries.stream().filter(r -> r.redeliverySeconds() != null)
+                .sorted(java.util.Comparator.comparingDouble(LabChecker.Redelivery::redeliverySeconds).reversed())
+                .limit(late.isEmpty() ? 3 : late.size()).toList();
+        for (LabChecker.Redelivery r : slowest) {
+            progress.accept(String.format(java.util.Locale.ROOT, "lab: %s redelivery after the kill of %s: group %s,"
+                    + " message %d (attempt %d, held %.1f s before the kill) started again after %.1f s by %s",
+                    r.redeliverySeconds() > bound ? "LATE" : "slowest", r.kill(), r.group(), r.messageId(), r.attempt(), r.heldSeconds(),
+                    r.redeliverySeconds(), r.redeliveredBy()));
+        }
+        String lateReason = late.isEmpty() ? null : late.size() + " message(s) held by a killed consumer were redelivered"
+                + " later than the lease + 5 s (" + bound + " s); the worst after "
+                + String.format(java.util.Locale.ROOT, "%.1f s", late.stream()
+                        .mapToDouble(LabChecker.Redelivery::redeliverySeconds).max().orElse(0));
+        String[] v = decide(check, drained, o.drainTimeout().toSeconds(), missingFault ? fired.toString() : null, lateReason);
         String verdict = v[0];
         String reason = v[1];
-        return new Result(verdict, check, Map.copyOf(fired), redelivery, drainSeconds, reason, work);
+        return new Result(verdict, check, Map.copyOf(fired), LabChecker.redeliverySeconds(redeliveries), drainSeconds, reason,
+                work);
+    }
+
+    /** The redelivery bound of the design: a killed consumer's messages start again within the lease + 5 s. */
+    public static double redeliveryBoundSeconds(LabOptions o) {
+        return o.leaseTimeout().toMillis() / 1000.0 + 5.0;
     }
 
     // ------------------------------------------------------------------ server and set-up

@@ -88,28 +88,61 @@ public final class LabChecker {
     }
 
     /**
-     * For each SIGKILL: the longest time from the kill to the first redelivery (by another instance) of a
-     * message the killed instance had started but not finished; null when it had nothing unfinished.
+     * One message a killed consumer had started and not finished, and when another delivery of it began.
+     *
+     * @param kill          the killed instance
+     * @param group         the group
+     * @param messageId     the message
+     * @param attempt       the killed instance's attempt
+     * @param heldSeconds   how long before the kill the killed instance had started it
+     * @param redeliverySeconds seconds from the kill to the next start of the message (null: none after the kill)
+     * @param redeliveredBy the instance that started it next, and with which attempt
      */
-    public static Map<String, Double> redeliverySeconds(Connection c) throws SQLException {
-        Map<String, Double> out = new LinkedHashMap<>();
+    public record Redelivery(String kill, String group, long messageId, int attempt, double heldSeconds,
+                             Double redeliverySeconds, String redeliveredBy) {
+    }
+
+    /**
+     * Every message each SIGKILLed consumer had started but not finished (no end row after its start, and
+     * no other instance started it between that start and the kill — else the killed instance no longer
+     * held it), with the time from the kill to its next start by any instance.
+     */
+    public static java.util.List<Redelivery> redeliveries(Connection c) throws SQLException {
+        java.util.List<Redelivery> out = new java.util.ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT f.detail, max(extract(epoch FROM (r.first_restart - f.at)))"
+                "SELECT f.detail, s.group_name, s.message_id, s.attempt, extract(epoch FROM (f.at - s.at)),"
+                + "   extract(epoch FROM (r.at - f.at)), r.instance || ' attempt ' || r.attempt"
                 + " FROM sluice_lab.fault f"
-                + " LEFT JOIN LATERAL (SELECT s.group_name, s.message_id FROM sluice_lab.handler_call s"
-                + "   WHERE s.instance = f.detail AND s.phase = 'start' AND NOT EXISTS (SELECT 1 FROM sluice_lab.handler_call e"
-                + "     WHERE e.instance = s.instance AND e.group_name = s.group_name AND e.message_id = s.message_id"
-                + "     AND e.phase = 'end' AND e.id > s.id)) u ON true"
-                + " LEFT JOIN LATERAL (SELECT min(x.at) AS first_restart FROM sluice_lab.handler_call x"
-                + "   WHERE x.group_name = u.group_name AND x.message_id = u.message_id AND x.phase = 'start' AND x.at > f.at) r ON true"
-                + " WHERE f.kind = 'kill' GROUP BY f.id, f.detail ORDER BY f.id")) {
+                + " JOIN sluice_lab.handler_call s ON s.instance = f.detail AND s.phase = 'start' AND s.at <= f.at"
+                + " LEFT JOIN LATERAL (SELECT x.at, x.instance, x.attempt FROM sluice_lab.handler_call x"
+                + "   WHERE x.group_name = s.group_name AND x.message_id = s.message_id AND x.phase = 'start' AND x.id > s.id"
+                + "   ORDER BY x.id LIMIT 1) r ON true"
+                + " WHERE f.kind = 'kill'"
+                + "   AND NOT EXISTS (SELECT 1 FROM sluice_lab.handler_call e WHERE e.instance = s.instance"
+                + "     AND e.group_name = s.group_name AND e.message_id = s.message_id AND e.phase = 'end' AND e.id > s.id)"
+                + "   AND (r.at IS NULL OR r.at > f.at)"
+                + " ORDER BY f.id, s.id")) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    double v = rs.getDouble(2);
-                    out.put(rs.getString(1), rs.wasNull() ? null : v);
+                    double v = rs.getDouble(6);
+                    out.add(new Redelivery(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getInt(4), rs.getDouble(5),
+                            rs.wasNull() ? null : v, rs.getString(7)));
                 }
             }
         }
+        return out;
+    }
+
+    /**
+     * For each SIGKILL: the longest time from the kill to the redelivery of a message the killed instance
+     * held (see {@link #redeliveries}); null when it held nothing that was delivered again.
+     */
+    public static Map<String, Double> redeliverySeconds(java.util.List<Redelivery> redeliveries) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (Redelivery r : redeliveries) {
+            out.merge(r.kill(), r.redeliverySeconds() == null ? Double.NEGATIVE_INFINITY : r.redeliverySeconds(), Math::max);
+        }
+        out.replaceAll((k, v) -> v == Double.NEGATIVE_INFINITY ? null : v);
         return out;
     }
 

@@ -287,8 +287,22 @@ public final class LabWorker {
         return payload.substring(from, payload.indexOf('"', from));
     }
 
+    /**
+     * Records a handler call. A start that cannot be written fails the delivery (it is retried: nothing ran);
+     * an end is retried until written, so a handler that ran is never recorded as unfinished (which would
+     * look like a message held at a kill).
+     */
     private static void call(DataSource ds, String group, String instance, Message<String> m, String tag, String phase,
                              String outcome) throws SQLException {
+        if (phase.equals("end")) {
+            retryLedger(() -> insertCall(ds, group, instance, m, tag, phase, outcome));
+        } else {
+            insertCall(ds, group, instance, m, tag, phase, outcome);
+        }
+    }
+
+    private static void insertCall(DataSource ds, String group, String instance, Message<String> m, String tag, String phase,
+                                   String outcome) throws SQLException {
         try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.handler_call"
                 + " (group_name, instance, message_id, tag, attempt, phase, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
             ps.setString(1, group);

@@ -14,31 +14,40 @@ class LabVerdictTest {
 
     @Test
     void cleanDrainedRunPasses() {
-        assertThat(Lab.decide(check(100, 0, 0, 0, 0), true, 60, null)).containsExactly("pass", null);
+        assertThat(Lab.decide(check(100, 0, 0, 0, 0), true, 60, null, null)).containsExactly("pass", null);
     }
 
     @Test
     void anythingThatMustBeZeroFailsADrainedRun() {
-        assertThat(Lab.decide(check(100, 1, 0, 0, 0), true, 60, null)[0]).isEqualTo("fail");
-        assertThat(Lab.decide(check(100, 0, 1, 0, 0), true, 60, null)[0]).isEqualTo("fail");
-        assertThat(Lab.decide(check(100, 0, 0, 1, 0), true, 60, null)[0]).isEqualTo("fail");
-        assertThat(Lab.decide(check(100, 0, 0, 0, 1), true, 60, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 1, 0, 0, 0), true, 60, null, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 0, 1, 0, 0), true, 60, null, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 0, 0, 1, 0), true, 60, null, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 0, 0, 0, 1), true, 60, null, null)[0]).isEqualTo("fail");
     }
 
     @Test
     void aTimedOutDrainIsUnknownUnlessSomethingIsWrongForGood() {
-        String[] v = Lab.decide(check(100, 7, 0, 7, 0), false, 300, null);
+        String[] v = Lab.decide(check(100, 7, 0, 7, 0), false, 300, null, null);
         assertThat(v[0]).isEqualTo("unknown");
         assertThat(v[1]).contains("drain timed out after 300 s").contains("lost 7");
         // Unexpected deliveries and order violations cannot be undone by more draining.
-        assertThat(Lab.decide(check(100, 0, 1, 0, 0), false, 300, null)[0]).isEqualTo("fail");
-        assertThat(Lab.decide(check(100, 0, 0, 0, 2), false, 300, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 0, 1, 0, 0), false, 300, null, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(check(100, 0, 0, 0, 2), false, 300, null, null)[0]).isEqualTo("fail");
+    }
+
+    @Test
+    void aLateRedeliveryFailsEvenATimedOutDrain() {
+        String late = "1 message(s) held by a killed consumer were redelivered later than the lease + 5 s (8.0 s)";
+        assertThat(Lab.decide(check(100, 0, 0, 0, 0), true, 60, null, late)).containsExactly("fail", late);
+        assertThat(Lab.decide(check(100, 3, 0, 3, 0), false, 60, null, late)).containsExactly("fail", late);
+        // What must be zero is named first.
+        assertThat(Lab.decide(check(100, 1, 0, 1, 0), true, 60, null, late)[1]).startsWith("lost 1");
     }
 
     @Test
     void nothingProducedOrAFaultThatNeverFiredIsUnknown() {
-        assertThat(Lab.decide(check(0, 0, 0, 0, 0), true, 60, null)[0]).isEqualTo("unknown");
-        String[] v = Lab.decide(check(100, 0, 0, 0, 0), true, 60, "{kill=0}");
+        assertThat(Lab.decide(check(0, 0, 0, 0, 0), true, 60, null, null)[0]).isEqualTo("unknown");
+        String[] v = Lab.decide(check(100, 0, 0, 0, 0), true, 60, "{kill=0}", null);
         assertThat(v[0]).isEqualTo("unknown");
         assertThat(v[1]).contains("never fired");
     }

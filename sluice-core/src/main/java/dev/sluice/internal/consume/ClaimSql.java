@@ -301,13 +301,20 @@ final class ClaimSql {
     }
 
     /**
-     * For exclusive delivery: the keys among (key, first id) pairs that have an earlier exception row due
-     * and waiting (ready or deferred) — it takes the key before a fresh range's chain does.
+     * For exclusive delivery: the keys among (key, first id) pairs that an earlier message should get
+     * first — an exception row of the key that is due and waiting (ready or deferred), or an unresolved
+     * message of the key in a range whose lease expired (its holder died: the key is free exactly when the
+     * range can be taken over, and the takeover must not find the key gone to a later message, which
+     * could hold it for as long as its handler runs).
      */
     static String waitingKeys(FamilyTables t) {
         return "SELECT x.key FROM unnest(?::text[], ?::bigint[]) AS x(key, first_id)"
                 + " WHERE EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = ? AND e.message_key = x.key"
-                + "   AND e.message_id < x.first_id AND e.status IN ('ready', 'deferred') AND e.can_run_after <= now())";
+                + "   AND e.message_id < x.first_id AND e.status IN ('ready', 'deferred') AND e.can_run_after <= now())"
+                + "  OR EXISTS (SELECT 1 FROM " + t.claimLease() + " l JOIN " + t.messageLog() + " m"
+                + "     ON m.id BETWEEN l.low AND least(l.high, x.first_id - 1)"
+                + "     WHERE l.consumer_group_id = ? AND l.low < x.first_id AND l.expires_at <= now() AND m.message_key = x.key"
+                + "     AND NOT (m.id = ANY(l.resolved)))";
     }
 
     /**

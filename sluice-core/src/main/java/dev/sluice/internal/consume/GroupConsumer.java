@@ -235,9 +235,17 @@ public final class GroupConsumer<T> implements Consumption {
             } catch (RuntimeException e) {
                 warn("consumer loop error; retrying", e);
                 park(TimeUnit.MILLISECONDS.toNanos(errorBackoff));
-                errorBackoff = Math.min(5_000, errorBackoff * 2);
+                errorBackoff = Math.min(maxErrorBackoff(e), errorBackoff * 2);
             }
         }
+    }
+
+    /**
+     * The longest pause between failing polls: 1 s while the database is unreachable (a restart or
+     * failover is over in seconds, and a reconnect check is cheap), 5 s for other errors.
+     */
+    private static long maxErrorBackoff(RuntimeException e) {
+        return e instanceof dev.sluice.SluiceException se && se.code() == dev.sluice.ErrorCode.DATABASE_UNAVAILABLE ? 1_000 : 5_000;
     }
 
     private void park(long nanos) {
@@ -286,7 +294,7 @@ public final class GroupConsumer<T> implements Consumption {
         }
         claimFirst = false;
         claimStreakStart = 0;
-        Probe p = db.autoCommit("probe group", c -> {
+        Probe p = db.autoCommitReplayable("probe group", c -> {
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.probe(t))) {
                 ps.setLong(1, g.groupId());
                 try (ResultSet rs = ps.executeQuery()) {
@@ -356,7 +364,7 @@ public final class GroupConsumer<T> implements Consumption {
      * before any handler runs.
      */
     private FreshClaim claimFresh() {
-        ClaimResult r = db.autoCommit("claim a range", c -> {
+        ClaimResult r = db.autoCommitReplayable("claim a range", c -> {
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
                 ps.setLong(1, g.groupId());
                 ps.setLong(2, o.batchSize());
@@ -432,7 +440,7 @@ public final class GroupConsumer<T> implements Consumption {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(200, o.pollInterval().toMillis()));
         long sleepMicros = 200;
         while (running && System.nanoTime() < deadline) {
-            boolean settled = db.autoCommit("check the fence", c -> {
+            boolean settled = db.autoCommitReplayable("check the fence", c -> {
                 try (PreparedStatement ps = c.prepareStatement(ClaimSql.settled(t))) {
                     ps.setLong(1, g.groupId());
                     try (ResultSet rs = ps.executeQuery()) {
@@ -496,18 +504,32 @@ public final class GroupConsumer<T> implements Consumption {
         try {
             dispatchRange(w, prefetched == null ? fetchRange(w) : prefetched);
         } catch (RuntimeException e) {
-            // Nothing was handed to handlers (or what was keeps running): stop renewing the range so it
-            // expires and is taken over, rather than holding it forever.
+            // Nothing was handed to handlers (or what was keeps running): stop renewing the range and give
+            // it back at once (as a clean stop does) so that it is taken over now, not when its lease expires;
+            // if even that fails, it expires.
             if (w.remaining.get() == 0 && !w.done) {
                 w.done = true;
                 ranges.remove(w.leaseId);
+                try {
+                    db.transaction("give back a range", c -> {
+                        try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRange(t))) {
+                            ps.setArray(1, c.createArrayOf("int8", w.resolved.toArray()));
+                            ps.setLong(2, w.leaseId);
+                            ps.setObject(3, token);
+                            ps.executeUpdate();
+                        }
+                        return null;
+                    });
+                } catch (RuntimeException release) {
+                    e.addSuppressed(release);
+                }
             }
             throw e;
         }
     }
 
     private List<Fetched> fetchRange(RangeWork w) {
-        return db.autoCommit("fetch a range", c -> {
+        return db.autoCommitReplayable("fetch a range", c -> {
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, false))) {
                 ps.setLong(1, w.low);
                 ps.setLong(2, w.high);
@@ -658,6 +680,7 @@ public final class GroupConsumer<T> implements Consumption {
             ps.setArray(1, c.createArrayOf("text", list.toArray()));
             ps.setArray(2, c.createArrayOf("int8", firsts));
             ps.setLong(3, g.groupId());
+            ps.setLong(4, g.groupId());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     waiting.add(rs.getString(1));
@@ -961,7 +984,7 @@ public final class GroupConsumer<T> implements Consumption {
         rows.addAll(claimed.keySet());
         List<Fetched> fetched;
         try {
-            fetched = db.autoCommit("fetch claimed rows", c -> {
+            fetched = db.autoCommitReplayable("fetch claimed rows", c -> {
                 try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, true))) {
                     ps.setArray(1, c.createArrayOf("int8", claimed.keySet().toArray()));
                     return read(ps);
@@ -1228,7 +1251,7 @@ public final class GroupConsumer<T> implements Consumption {
         Bindings b = bindings;
         if (b == null || upToId > bindingsValidThrough) {
             long[] head = new long[1];
-            b = db.autoCommit("read bindings", c -> {
+            b = db.autoCommitReplayable("read bindings", c -> {
                 List<Bindings.Entry> entries = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement(ClaimSql.bindings(t))) {
                     ps.setLong(1, g.groupId());

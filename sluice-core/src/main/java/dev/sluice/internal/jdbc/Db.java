@@ -11,10 +11,13 @@ import javax.sql.DataSource;
 /**
  * Connections and the transaction runner: READ COMMITTED, and the whole unit of work replayed on
  * serialization failure, deadlock or lock timeout with small jittered backoff (cap 25 ms, 8 attempts),
- * then a retryable {@link ErrorCode#TRANSACTION_CONFLICT}. Work run here must have no external effects.
+ * then a retryable {@link ErrorCode#TRANSACTION_CONFLICT}; replayed at once on another connection when its
+ * connection died before the commit. Work run here must have no external effects.
  */
 public final class Db {
     public static final int MAX_ATTEMPTS = 8;
+    /** How many dead pooled connections one unit of work replaces before it reports the database unavailable. */
+    public static final int MAX_BROKEN_REPLAYS = 32;
     private static final long BACKOFF_CAP_NANOS = 25_000_000L;
 
     private final DataSource dataSource;
@@ -46,23 +49,60 @@ public final class Db {
         }
     }
 
-    /** Runs {@code work} in one READ COMMITTED transaction, replaying it on transient conflicts. */
+    /**
+     * Like {@link #autoCommit}, for work that may run twice: reads, and writes whose repetition is harmless
+     * (a consumer's claim: a first claim that did commit unseen only expires and is taken over). A
+     * connection that died under the work (see {@link SqlErrors#isBrokenConnection}) is replaced at once,
+     * up to {@link #MAX_BROKEN_REPLAYS} times: after a backend termination or a server restart the pool
+     * still holds dead connections, and each fails once.
+     */
+    public <T> T autoCommitReplayable(String what, SqlWork<T> work) {
+        for (int replays = 0; ; replays++) {
+            try (Connection c = open()) {
+                c.setAutoCommit(true);
+                return work.run(c);
+            } catch (SQLException e) {
+                if (SqlErrors.isBrokenConnection(e) && replays < MAX_BROKEN_REPLAYS) {
+                    continue;
+                }
+                throw SqlErrors.map(e, what);
+            }
+        }
+    }
+
+    /**
+     * Runs {@code work} in one READ COMMITTED transaction, replaying it on transient conflicts (with
+     * backoff) and at once when the connection died before the commit (the transaction cannot have
+     * committed; see {@link SqlErrors#isBrokenConnection}). A connection failure during the commit itself
+     * is never replayed: its outcome is unknown ({@link ErrorCode#COMMIT_OUTCOME_UNKNOWN}).
+     */
     public <T> T transaction(String what, SqlWork<T> work) {
+        int brokenReplays = 0;
         for (int attempt = 1; ; attempt++) {
+            boolean committed = false;
+            T result = null;
             try (Connection c = open()) {
                 try {
                     // READ COMMITTED is PostgreSQL's default; setting it would cost a round trip per transaction.
                     c.setAutoCommit(false);
-                    T result = work.run(c);
+                    result = work.run(c);
                     commit(c, what);
-                    return result;
+                    committed = true;
                 } catch (SQLException | RuntimeException e) {
                     rollbackQuietly(c, e);
                     throw e;
                 }
             } catch (SQLException e) {
+                if (committed) {
+                    return result; // only giving the connection back failed
+                }
                 if (SqlErrors.isTransient(e) && attempt < MAX_ATTEMPTS) {
                     backoff(attempt);
+                    continue;
+                }
+                if (SqlErrors.isBrokenConnection(e) && brokenReplays < MAX_BROKEN_REPLAYS) {
+                    brokenReplays++;
+                    attempt--;
                     continue;
                 }
                 throw SqlErrors.map(e, what);
@@ -79,6 +119,7 @@ public final class Db {
                 }
                 throw e;
             }
+            return result;
         }
     }
 

@@ -22,6 +22,16 @@ public final class SqlErrors {
         return SERIALIZATION_FAILURE.equals(state) || DEADLOCK_DETECTED.equals(state) || LOCK_NOT_AVAILABLE.equals(state);
     }
 
+    /**
+     * Whether this connection died under the statement (terminated backend, server shutdown, reset socket,
+     * closed connection): a pool hands out such connections until each has been tried once, so work that
+     * did not commit may be replayed at once on another connection. Not: failures to open a connection.
+     */
+    public static boolean isBrokenConnection(SQLException e) {
+        String state = e.getSQLState();
+        return "57P01".equals(state) || "57P02".equals(state) || "08006".equals(state) || "08003".equals(state);
+    }
+
     /** Whether the failure is at the connection level (class 08, or no SQLState at all from the driver). */
     public static boolean isConnectionFailure(SQLException e) {
         String state = e.getSQLState();

@@ -289,7 +289,7 @@ public final class JobStore {
     /** Claims up to {@code n} due jobs in claim order (one autocommit statement). */
     public List<Claimed> claim(String queue, int n, String workerId) {
         UUID token = UUID.randomUUID();
-        List<Claimed> out = db.autoCommit("claim from queue '" + queue + "'", c -> {
+        List<Claimed> out = db.autoCommitReplayable("claim from queue '" + queue + "'", c -> {
             List<Claimed> rows = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
                 ps.setString(1, queue);
@@ -322,7 +322,7 @@ public final class JobStore {
 
     /** The earliest {@code run_at} of the queue's claimable pending jobs (null when none). */
     public NextDue nextDue(String queue) {
-        return db.autoCommit("probe queue '" + queue + "'", c -> {
+        return db.autoCommitReplayable("probe queue '" + queue + "'", c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.nextDue)) {
                 ps.setString(1, queue);
                 ps.setString(2, queue);
@@ -396,7 +396,7 @@ public final class JobStore {
 
     /** Extends the claims still valid among {@code ids}/{@code tokens}; returns their new expiry by id. */
     public Map<Long, Instant> heartbeat(long[] ids, UUID[] tokens) {
-        return db.autoCommit("heartbeat jobs", c -> {
+        return db.autoCommitReplayable("heartbeat jobs", c -> {
             Map<Long, Instant> renewed = new HashMap<>();
             Long[] boxed = new Long[ids.length];
             for (int i = 0; i < ids.length; i++) {

@@ -72,18 +72,29 @@ class RowClaimTest {
                 row(c, t, gid, 20, "deferred", "b", "now() + interval '1 hour'");   // backing off: b does not
                 row(c, t, gid, 30, "inflight", "c", "now() - interval '1 second'"); // running: the key lease decides
                 row(c, t, gid, 90, "ready", "d", "now() - interval '1 second'");    // later than the chain: d does not
+                // Messages 1-3 (keys e, f, g) in ranges: e's holder died (lease expired): e yields, so the
+                // takeover finds its key free; f's range is held (its holder has or waits for the key); g's
+                // range expired but g was resolved there.
+                dev.sluice.Producer<String> p = sluice.stream("yield", String.class).producer();
+                for (String key : List.of("e", "f", "g")) {
+                    p.produce("m", dev.sluice.ProduceOptions.builder().messageKey(key).build());
+                }
+                lease(c, t, gid, 1, "now() - interval '1 second'", "{}");
+                lease(c, t, gid, 2, "now() + interval '1 minute'", "{}");
+                lease(c, t, gid, 3, "now() - interval '1 second'", "{3}");
                 List<String> waiting = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement(ClaimSql.waitingKeys(t))) {
-                    ps.setArray(1, c.createArrayOf("text", new String[] {"a", "b", "c", "d", "e"}));
-                    ps.setArray(2, c.createArrayOf("int8", new Long[] {50L, 50L, 50L, 50L, 50L}));
+                    ps.setArray(1, c.createArrayOf("text", new String[] {"a", "b", "c", "d", "e", "f", "g", "h"}));
+                    ps.setArray(2, c.createArrayOf("int8", new Long[] {50L, 50L, 50L, 50L, 50L, 50L, 50L, 50L}));
                     ps.setLong(3, gid);
+                    ps.setLong(4, gid);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             waiting.add(rs.getString(1));
                         }
                     }
                 }
-                assertThat(waiting).containsExactly("a");
+                assertThat(waiting).containsExactlyInAnyOrder("a", "e");
             }
         }
     }
@@ -138,6 +149,18 @@ class RowClaimTest {
                     }
                 }
             }
+        }
+    }
+
+    private static void lease(Connection c, FamilyTables t, long gid, long id, String expires, String resolved) throws Exception {
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.claimLease() + " (consumer_group_id, low, high,"
+                + " owner_token, expires_at, resolved) VALUES (?, ?, ?, ?, " + expires + ", ?::bigint[])")) {
+            ps.setLong(1, gid);
+            ps.setLong(2, id);
+            ps.setLong(3, id);
+            ps.setObject(4, UUID.randomUUID());
+            ps.setString(5, resolved);
+            ps.executeUpdate();
         }
     }
 

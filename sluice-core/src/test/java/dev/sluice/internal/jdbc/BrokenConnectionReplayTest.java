@@ -1,0 +1,140 @@
+package dev.sluice.internal.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.ErrorCode;
+import dev.sluice.SluiceException;
+import dev.sluice.embedded.test.SluiceTest;
+import dev.sluice.embedded.test.TestDatabase;
+import dev.sluice.testing.ForwardingDataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * After a backend termination or a server restart a pool still holds dead connections, each failing
+ * once when used. Work that cannot have committed is replayed at once on the next connection, so one
+ * termination costs a few failed round trips, not a failed claim, renewal or outcome.
+ */
+@SluiceTest
+class BrokenConnectionReplayTest {
+
+    /** Hands out the given dead connections first (as a pool does after a termination), then live ones. */
+    private static final class DeadFirst extends ForwardingDataSource {
+        final Deque<Connection> dead = new ArrayDeque<>();
+        final AtomicInteger handedOut = new AtomicInteger();
+
+        DeadFirst(TestDatabase db) {
+            super(db.dataSource());
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            handedOut.incrementAndGet();
+            Connection c = dead.poll();
+            return c != null ? c : super.getConnection();
+        }
+
+        /** Opens n connections and terminates their backends from another one. */
+        void killNext(int n) throws SQLException {
+            for (int i = 0; i < n; i++) {
+                Connection c = delegate.getConnection();
+                int pid;
+                try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+                    rs.next();
+                    pid = rs.getInt(1);
+                }
+                try (Connection admin = delegate.getConnection();
+                     PreparedStatement ps = admin.prepareStatement("SELECT pg_terminate_backend(?, 5000)")) {
+                    ps.setInt(1, pid);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        assertThat(rs.getBoolean(1)).isTrue();
+                    }
+                }
+                dead.add(c);
+            }
+        }
+    }
+
+    private static long count(TestDatabase db, String table) throws SQLException {
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Test
+    void aTransactionIsReplayedOnTheNextConnectionAndWritesOnce(TestDatabase db) throws Exception {
+        String table = db.schema() + ".replay_tx";
+        db.execute("CREATE SCHEMA IF NOT EXISTS " + db.schema());
+        db.execute("CREATE TABLE " + table + " (n int)");
+        DeadFirst ds = new DeadFirst(db);
+        Db sut = new Db(ds);
+        ds.killNext(3);
+        AtomicInteger runs = new AtomicInteger();
+        int got = sut.transaction("insert", c -> {
+            runs.incrementAndGet();
+            try (Statement s = c.createStatement()) {
+                return s.executeUpdate("INSERT INTO " + table + " VALUES (1)");
+            }
+        });
+        assertThat(got).isEqualTo(1);
+        assertThat(runs.get()).isEqualTo(4); // three dead connections, then a live one
+        assertThat(count(db, table)).isEqualTo(1);
+    }
+
+    @Test
+    void plainAutoCommitReportsTheDeadConnectionButTheReplayableFormReplaces(TestDatabase db) throws Exception {
+        DeadFirst ds = new DeadFirst(db);
+        Db sut = new Db(ds);
+        ds.killNext(1);
+        // Control: auto-commit work of unknown idempotence is not replayed.
+        assertThatThrownBy(() -> sut.autoCommit("read", c -> select1(c)))
+                .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATABASE_UNAVAILABLE));
+        ds.killNext(5);
+        assertThat(sut.<Integer>autoCommitReplayable("read", BrokenConnectionReplayTest::select1)).isEqualTo(1);
+        assertThat(ds.dead).isEmpty();
+    }
+
+    @Test
+    void replaysAreBoundedAndOtherFailuresAreNotReplayed(TestDatabase db) {
+        DeadFirst ds = new DeadFirst(db);
+        Db sut = new Db(ds);
+        // Work whose every connection dies under it: given up after the bound, reported unavailable.
+        AtomicInteger runs = new AtomicInteger();
+        assertThatThrownBy(() -> sut.transaction("suicide", c -> {
+            runs.incrementAndGet();
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT pg_terminate_backend(pg_backend_pid())");
+            }
+            return null;
+        })).isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATABASE_UNAVAILABLE));
+        assertThat(runs.get()).isEqualTo(Db.MAX_BROKEN_REPLAYS + 1);
+        // An ordinary SQL error runs once.
+        AtomicInteger once = new AtomicInteger();
+        assertThatThrownBy(() -> sut.transaction("bad", c -> {
+            once.incrementAndGet();
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT 1/0");
+            }
+            return null;
+        })).isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATABASE_ERROR));
+        assertThat(once.get()).isEqualTo(1);
+    }
+
+    private static int select1(Connection c) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT 1")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+}
