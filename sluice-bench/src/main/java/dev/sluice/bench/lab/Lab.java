@@ -260,7 +260,11 @@ public final class Lab {
     private Proc spawn(String role) throws IOException {
         String name = role.charAt(0) + "" + (++instances);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"), LabWorker.class.getName(),
+        // Timestamped logs, with Sluice's consumer events (takeovers, leases lost), to line up with the ledger.
+        List<String> cmd = List.of(java, "-Xmx256m", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+                "-Dorg.slf4j.simpleLogger.log.dev.sluice.internal.consume=debug",
+                "-cp", System.getProperty("java.class.path"), LabWorker.class.getName(),
                 role, url, name, Long.toString(o.duration().toMillis()), Integer.toString(o.rate()),
                 Double.toString(o.failureRate()), Double.toString(o.hangRate()), Double.toString(o.longTransactions()),
                 Long.toString(o.leaseTimeout().toMillis()), Long.toString(o.seed()));

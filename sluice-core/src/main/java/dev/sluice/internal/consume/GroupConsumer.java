@@ -120,6 +120,8 @@ public final class GroupConsumer<T> implements Consumption {
     private volatile Bindings bindings;
     private volatile long bindingsValidThrough;
     private volatile long lastWarn;
+    /** When the last renewal succeeded (System.nanoTime; 0: none yet). Renewal thread only. */
+    private long lastRenewal;
     /**
      * Test hook: a frozen holder (a long GC pause, a network partition) — it neither renews nor
      * claims, while its handlers keep running.
@@ -492,7 +494,9 @@ public final class GroupConsumer<T> implements Consumption {
         }
         if (taken[0] != null) {
             rangesReclaimed.increment();
-            startRange((RangeWork) taken[0], null);
+            RangeWork w = (RangeWork) taken[0];
+            log.debug("range taken over: group={} low={} high={} reclaims={}", g.groupName(), w.low, w.high, w.reclaims);
+            startRange(w, null);
         }
         return true;
     }
@@ -854,7 +858,9 @@ public final class GroupConsumer<T> implements Consumption {
 
     /** A range that leaves nothing behind: lease deleted and cursor advanced by one statement. */
     private boolean completeQuietRange(RangeWork w) {
-        return db.autoCommit("complete a range", c -> {
+        // Replayable: a replay after an unseen commit finds its lease gone and reports the range lost,
+        // which changes nothing (its messages were handled and the cursor is past them).
+        return db.autoCommitReplayable("complete a range", c -> {
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.completeRangeAndAdvance(t))) {
                 ps.setLong(1, w.leaseId);
                 ps.setObject(2, token);
@@ -1307,7 +1313,15 @@ public final class GroupConsumer<T> implements Consumption {
             List<RangeWork> open = new ArrayList<>(ranges.values());
             Set<Long> rowIds = new HashSet<>(rows);
             if (open.isEmpty() && rowIds.isEmpty()) {
+                lastRenewal = System.nanoTime();
                 return;
+            }
+            long started = System.nanoTime();
+            if (lastRenewal != 0 && started - lastRenewal > o.leaseTimeout().toNanos() / 2) {
+                // Renewals run every third of the lease: one this late means the process is starved (CPU, GC
+                // pauses, a pool without free connections) and its leases are at risk of expiring under it.
+                log.warn("lease renewal is late: group={} {} ms since the last one (lease {} ms)", g.groupName(),
+                        TimeUnit.NANOSECONDS.toMillis(started - lastRenewal), o.leaseTimeout().toMillis());
             }
             db.transaction("renew leases", c -> {
                 if (!open.isEmpty()) {
@@ -1326,6 +1340,7 @@ public final class GroupConsumer<T> implements Consumption {
                     for (RangeWork w : open) {
                         if (!renewed.contains(w.leaseId)) {
                             w.lost = true;
+                            log.debug("range lease lost at renewal: group={} low={} high={}", g.groupName(), w.low, w.high);
                         }
                     }
                 }
@@ -1348,6 +1363,7 @@ public final class GroupConsumer<T> implements Consumption {
                 }
                 return null;
             });
+            lastRenewal = System.nanoTime();
         } catch (RuntimeException e) {
             warn("lease renewal failed", e);
         }
