@@ -247,6 +247,24 @@ public final class Queue<T> {
         return store().revive(name, jobId);
     }
 
+    /**
+     * Revives these dead jobs of the queue together, in one transaction: all of them or none. Each goes
+     * back to pending under its id, due now, attempts reset (as {@link #revive(long)}).
+     *
+     * @return how many were revived (the number of distinct ids)
+     * @throws SluiceException {@link ErrorCode#JOB_NOT_FOUND} when an id is not a dead job of this queue, or
+     *                         {@link ErrorCode#UNIQUE_KEY_TAKEN} when a live job holds the unique key of one of
+     *                         them — nothing is revived then
+     */
+    public int revive(List<Long> jobIds) {
+        Objects.requireNonNull(jobIds, "jobIds");
+        Names.validate("queue", name);
+        if (jobIds.isEmpty()) {
+            return 0;
+        }
+        return store().reviveAll(name, jobIds);
+    }
+
     /** Deletes every dead job of the queue; returns how many. */
     public int purgeDead() {
         return store().purgeDead(name, null);

@@ -73,24 +73,10 @@ final class QueueDeadJobs {
             try (CliContext ctx = open()) {
                 Queue<byte[]> q = ctx.sluice().queue(queue);
                 requireDead(q, ids, "revived");
-                List<Long> revived = new ArrayList<>();
-                List<Long> gone = new ArrayList<>();
-                for (long id : new TreeSet<>(ids)) {
-                    try {
-                        (q.revive(id) ? revived : gone).add(id);
-                    } catch (SluiceException e) {
-                        if (revived.isEmpty()) {
-                            throw e;
-                        }
-                        throw new SluiceException(e.code(), e.problem() + " (already revived: " + revived + ")", e);
-                    }
-                }
-                if (!gone.isEmpty()) {
-                    // Another operator or the retention sweep got there between the check and the revive.
-                    throw new SluiceException(ErrorCode.JOB_NOT_FOUND, "jobs " + gone + " stopped being dead jobs of queue '"
-                            + queue + "' while reviving (revived: " + revived + ")");
-                }
-                report(this, "revived", revived.size());
+                // One transaction: every id, or none (another operator or the retention sweep may have got
+                // to one since the check).
+                int revived = q.revive(List.copyOf(new TreeSet<>(ids)));
+                report(this, "revived", revived);
             }
             return Main.OK;
         }

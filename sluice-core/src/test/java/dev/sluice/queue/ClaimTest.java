@@ -2,6 +2,7 @@ package dev.sluice.queue;
 
 import static dev.sluice.queue.QueueFixture.assertCode;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.sluice.DeadJob;
@@ -18,6 +19,7 @@ import dev.sluice.QueueMaintenanceReport;
 import dev.sluice.QueueOptions;
 import dev.sluice.QueueStats;
 import dev.sluice.Sluice;
+import dev.sluice.SluiceException;
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
 import java.time.Duration;
@@ -299,6 +301,43 @@ class ClaimTest {
         assertThat(again.id()).isEqualTo(id);
         assertThat(again.attempt()).isEqualTo(1);
         assertThat(again.ack()).isTrue();
+    }
+
+    @Test
+    void reviveOfSeveralIsAllOrNothing() {
+        Queue<String> q = sluice.queue("revive-many", String.class, QueueOptions.builder().maxAttempts(1).build());
+        long a = q.enqueue("a");
+        long b = q.enqueue("b", EnqueueOptions.unique("kb"));
+        long c = q.enqueue("c");
+        for (JobHandle<String> h : q.claim(3)) {
+            assertThat(h.fail("boom")).isTrue();
+        }
+        assertThat(List.of(a, b, c)).allSatisfy(id -> assertThat(rows.dead(id)).isNotNull());
+
+        // One id that is not a dead job of this queue: nothing is revived, and the error names it.
+        assertThatThrownBy(() -> q.revive(List.of(a, b, a + 1_000)))
+                .isInstanceOfSatisfying(SluiceException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.JOB_NOT_FOUND);
+                    assertThat(e.getMessage()).contains(String.valueOf(a + 1_000)).contains("nothing was revived");
+                });
+        assertThat(List.of(a, b, c)).allSatisfy(id -> assertThat(rows.dead(id)).isNotNull());
+
+        // A live job holding one's unique key: nothing is revived.
+        long holder = q.enqueue("y", EnqueueOptions.unique("kb"));
+        assertCode(ErrorCode.UNIQUE_KEY_TAKEN, () -> q.revive(List.of(a, b)));
+        assertThat(rows.dead(a)).isNotNull();
+        assertThat(rows.job(a)).isNull();
+        q.claim(1).get(0).ack();
+        assertThat(rows.job(holder)).isNull();
+
+        // Duplicates count once; every one goes back, pending, attempts reset.
+        assertThat(q.revive(List.of(c, a, b, a))).isEqualTo(3);
+        assertThat(List.of(a, b, c)).allSatisfy(id -> {
+            assertThat(rows.dead(id)).isNull();
+            assertThat(rows.job(id).get("state")).isEqualTo("pending");
+            assertThat(rows.job(id).get("attempts")).isEqualTo(0);
+        });
+        assertThat(q.revive(List.of())).isZero();
     }
 
     @Test

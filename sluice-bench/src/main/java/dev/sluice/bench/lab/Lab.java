@@ -58,6 +58,10 @@ public final class Lab {
             m.put("faults_fired", faultsFired);
             m.put("redelivery_max_s", redeliverySeconds.values().stream().filter(v -> v != null).mapToDouble(Double::doubleValue)
                     .max().stream().boxed().findFirst().orElse(null));
+            double[] perKill = redeliverySeconds.values().stream().filter(v -> v != null).mapToDouble(Double::doubleValue)
+                    .sorted().toArray();
+            m.put("redelivery_kills", perKill.length);
+            m.put("redelivery_p50_s", perKill.length == 0 ? null : perKill[perKill.length / 2]);
             m.put("redelivery_bound_s", redeliveryBoundSeconds(o));
             m.put("drain_s", drainSeconds);
             m.put("buckets", check == null ? null : check.buckets());

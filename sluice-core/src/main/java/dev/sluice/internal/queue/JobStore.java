@@ -530,6 +530,42 @@ public final class JobStore {
         }
     }
 
+    /**
+     * Revives these dead jobs of the queue in one transaction: all of them, or none when any id is not a
+     * dead job of the queue ({@link ErrorCode#JOB_NOT_FOUND}, naming them) or a live job holds one's unique
+     * key ({@link ErrorCode#UNIQUE_KEY_TAKEN}). Returns how many were revived.
+     */
+    public int reviveAll(String queue, java.util.Collection<Long> ids) {
+        java.util.SortedSet<Long> wanted = new java.util.TreeSet<>(ids);
+        try {
+            return db.transaction("revive jobs", c -> {
+                java.util.Set<Long> back = new java.util.HashSet<>();
+                try (PreparedStatement ps = c.prepareStatement(sql.reviveAll)) {
+                    ps.setString(1, queue);
+                    ps.setArray(2, c.createArrayOf("int8", wanted.toArray()));
+                    ps.setString(3, channel);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            back.add(rs.getLong(1));
+                        }
+                    }
+                }
+                if (back.size() != wanted.size()) {
+                    java.util.List<Long> missing = wanted.stream().filter(id -> !back.contains(id)).toList();
+                    throw new SluiceException(ErrorCode.JOB_NOT_FOUND, "queue '" + queue + "' has no dead job with id"
+                            + (missing.size() == 1 ? " " : "s ") + missing + "; nothing was revived");
+                }
+                return back.size();
+            });
+        } catch (SluiceException e) {
+            if (e.getCause() instanceof SQLException se && SqlErrors.UNIQUE_VIOLATION.equals(se.getSQLState())) {
+                throw new SluiceException(ErrorCode.UNIQUE_KEY_TAKEN, "dead jobs of queue '" + queue
+                        + "' cannot be revived: a live job holds the unique key of one of them; nothing was revived", se);
+            }
+            throw e;
+        }
+    }
+
     /** Deletes dead jobs of the queue: these ids, or all when {@code ids} is null. */
     public int purgeDead(String queue, List<Long> ids) {
         if (ids != null) {

@@ -72,6 +72,7 @@ final class QueueSql {
     final String expire;
     final String sweepDead;
     final String revive;
+    final String reviveAll;
     final String purgeDeadIds;
     final String purgeDeadBatch;
     final String jobById;
@@ -300,6 +301,26 @@ final class QueueSql {
                 RETURNING queue),
             woke AS (SELECT pg_notify(?, '%3$s' || queue) FROM back)
             SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM woke)
+            """.formatted(job, jobDead, WAKE_PREFIX);
+
+        // The batch form: every id in one statement (the caller's transaction decides all or nothing).
+        // Parameters: queue, ids, channel. Returns the revived ids.
+        this.reviveAll = """
+            WITH gone AS (
+                DELETE FROM %2$s WHERE queue = ? AND id = ANY(?::bigint[]) RETURNING *),
+            back AS (
+                INSERT INTO %1$s (id, queue, payload, content_type, headers, priority, run_at, expires_at,
+                                  visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
+                                  dead_letter_retention_ns, attempts, state, worker_id, claimed_at, last_error,
+                                  unique_key, created_at, updated_at)
+                SELECT id, queue, payload, content_type, headers, priority, now(), NULL,
+                       visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
+                       dead_letter_retention_ns, 0, 'pending', worker_id, claimed_at, last_error,
+                       unique_key, created_at, now()
+                FROM gone
+                RETURNING id, queue),
+            woke AS (SELECT pg_notify(?, '%3$s' || min(queue)) FROM back HAVING count(*) > 0)
+            SELECT b.id FROM back b LEFT JOIN woke ON true
             """.formatted(job, jobDead, WAKE_PREFIX);
 
         this.purgeDeadIds = "DELETE FROM " + jobDead + " WHERE queue = ? AND id = ANY(?::bigint[])";
