@@ -105,6 +105,49 @@ class BatchedWorkerTest {
     }
 
     @Test
+    void aBatchOfSeveralClaimsPairsEveryIdWithItsOwnToken() {
+        Queue<String> q = sluice.queue("batched-tokens", String.class);
+        enqueue(q, 6);
+        List<JobStore.Claimed> a = store.claim(q.name(), 3, "worker-a");
+        List<JobStore.Claimed> b = store.claim(q.name(), 3, "worker-b");
+        assertThat(a.get(0).token()).isNotEqualTo(b.get(0).token());
+        // Interleaved, and one id presented with the other claim's token: that one must stay.
+        long[] ids = {a.get(0).id(), b.get(0).id(), a.get(1).id(), b.get(1).id(), a.get(2).id()};
+        UUID[] tokens = {a.get(0).token(), b.get(0).token(), a.get(1).token(), b.get(1).token(), b.get(0).token()};
+        assertThat(store.ackAll(ids, tokens)).containsExactlyInAnyOrder(a.get(0).id(), b.get(0).id(), a.get(1).id(), b.get(1).id());
+        assertThat(rows.job(a.get(2).id())).as("presented with another claim's token: kept").isNotNull();
+        // A batch where every ack holds: all reported deleted.
+        long[] rest = {a.get(2).id(), b.get(2).id()};
+        assertThat(store.ackAll(rest, new UUID[] {a.get(2).token(), b.get(2).token()})).containsExactlyInAnyOrder(rest[0], rest[1]);
+        assertThat(q.stats().processing()).isZero();
+    }
+
+    @Test
+    void theClaimCommitsAsynchronouslyWithoutChangingTheConnectionsSetting(TestDatabase db) throws Exception {
+        // One physical connection, handed out again and again (close() keeps it open), as a pool would.
+        try (Connection physical = db.connect()) {
+            Connection shared = (Connection) java.lang.reflect.Proxy.newProxyInstance(Connection.class.getClassLoader(),
+                    new Class<?>[] {Connection.class}, (proxy, m, args) -> m.getName().equals("close") ? null : m.invoke(physical, args));
+            javax.sql.DataSource one = new dev.sluice.testing.ForwardingDataSource(db.dataSource()) {
+                @Override
+                public Connection getConnection() {
+                    return shared;
+                }
+            };
+            JobStore s = new JobStore(new Db(one), db.schema());
+            Queue<String> q = sluice.queue("async-claim", String.class);
+            enqueue(q, 2);
+            assertThat(s.claim(q.name(), 2, "w")).hasSize(2);
+            try (java.sql.Statement st = physical.createStatement();
+                 java.sql.ResultSet rs = st.executeQuery("SELECT current_setting('synchronous_commit')")) {
+                rs.next();
+                assertThat(rs.getString(1)).isEqualTo("on");
+            }
+            assertThat(q.stats().processing()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void aHandlerAckThroughTheCompleterIsRefusedOnceTheClaimIsLost() throws Exception {
         Queue<String> q = sluice.queue("lost-in-handler", String.class);
         long kept = q.enqueue("kept");

@@ -303,8 +303,8 @@ public final class JobStore {
                     while (rs.next()) {
                         // The claim's hot loop: timestamps read as OffsetDateTime (no Calendar), the token known.
                         rows.add(new Claimed(rs.getLong(1), queue, rs.getBytes(2), rs.getString(3), headers(rs.getString(4)),
-                                rs.getInt(5), instant(rs, 6), rs.getInt(7), rs.getInt(8), rs.getLong(9),
-                                token, instant(rs, 11), rs.getString(12), instant(rs, 13)));
+                                rs.getInt(5), micros(rs, 6), rs.getInt(7), rs.getInt(8), rs.getLong(9),
+                                token, micros(rs, 11), rs.getString(12), micros(rs, 13)));
                     }
                 }
             }
@@ -351,19 +351,36 @@ public final class JobStore {
      * statement; returns the ids it deleted. The others change nothing (their claim was lost).
      */
     public java.util.Set<Long> ackAll(long[] ids, UUID[] tokens) {
+        // Distinct tokens (one per claim in the batch) and each ack's index into them.
+        Map<UUID, Integer> index = new java.util.LinkedHashMap<>();
+        int[] ti = new int[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            ti[i] = index.computeIfAbsent(tokens[i], k -> index.size() + 1);
+        }
         return db.autoCommit("ack jobs", c -> {
-            Long[] boxed = boxed(ids);
-            java.util.Set<Long> deleted = new java.util.HashSet<>();
             try (PreparedStatement ps = c.prepareStatement(sql.ackBatch)) {
-                ps.setArray(1, c.createArrayOf("int8", boxed));
-                ps.setArray(2, c.createArrayOf("uuid", tokens));
+                ps.setArray(1, c.createArrayOf("int8", boxed(ids)));
+                ps.setArray(2, c.createArrayOf("int4", java.util.Arrays.stream(ti).boxed().toArray(Integer[]::new)));
+                ps.setArray(3, c.createArrayOf("uuid", index.keySet().toArray()));
+                ps.setInt(4, ids.length);
                 try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        deleted.add(rs.getLong(1));
+                    rs.next();
+                    java.util.Set<Long> deleted = new java.util.HashSet<>();
+                    if (rs.getLong(1) == ids.length) {
+                        for (long id : ids) {
+                            deleted.add(id);
+                        }
+                        return deleted;
                     }
+                    java.sql.Array some = rs.getArray(2);
+                    if (some != null) {
+                        for (Long id : (Long[]) some.getArray()) {
+                            deleted.add(id);
+                        }
+                    }
+                    return deleted;
                 }
             }
-            return deleted;
         });
     }
 
@@ -599,6 +616,12 @@ public final class JobStore {
     private static Instant instant(ResultSet rs, int column) throws SQLException {
         java.time.OffsetDateTime t = rs.getObject(column, java.time.OffsetDateTime.class);
         return t == null ? null : t.toInstant();
+    }
+
+    /** A column of {@link QueueSql#micros}: microseconds since the epoch. */
+    private static Instant micros(ResultSet rs, int column) throws SQLException {
+        long us = rs.getLong(column);
+        return rs.wasNull() ? null : Instant.ofEpochSecond(Math.floorDiv(us, 1_000_000L), Math.floorMod(us, 1_000_000L) * 1_000L);
     }
 
     static Instant instant(Timestamp ts) {
