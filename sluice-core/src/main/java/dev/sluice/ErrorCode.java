@@ -175,7 +175,8 @@ public enum ErrorCode {
     // 03xx: storage
     DATABASE_UNAVAILABLE(300, Category.STORAGE, true,
             "The database cannot be reached.",
-            "Opening a connection or sending a statement failed at the network or connection level.",
+            "Opening a connection or sending a statement failed at the network or connection level (work that cannot have"
+                    + " committed was first replayed on other pooled connections, up to 32, in case only this one had died).",
             "Check the database URL, that PostgreSQL is running, and network access; the operation can be retried."),
     TRANSACTION_CONFLICT(301, Category.STORAGE, true,
             "The transaction kept conflicting with concurrent work.",
