@@ -54,7 +54,7 @@ public final class LabWorker {
         long seed = Long.parseLong(args[9]);
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(url);
-        hc.setMaximumPoolSize(12);
+        hc.setMaximumPoolSize(20); // 3 groups x 8 handlers writing ledger rows, plus the consumers' own work
         hc.setConnectionTimeout(10_000);
         hc.setInitializationFailTimeout(-1); // the server may be restarting
         hc.addDataSourceProperty("ApplicationName", "sluice-lab-worker-" + instance);
@@ -249,7 +249,10 @@ public final class LabWorker {
                                 long leaseMs) throws InterruptedException {
         ConsumeOptions options = ConsumeOptions.defaults().withLeaseTimeout(Duration.ofMillis(leaseMs))
                 .withPollInterval(Duration.ofMillis(200)).withIdleCheck(Duration.ofSeconds(2)).withBatchSize(20)
-                .withConcurrency(4).withShutdownTimeout(Duration.ofSeconds(5));
+                // 8 handlers per group: at the default rates about 1 in 100 first deliveries hangs for two leases,
+                // so several handlers per group are hung at any moment; with 4 a process often had none free
+                // and a range it took over from a killed process waited for one (the CI smoke once: 9.4 s).
+                .withConcurrency(8).withShutdownTimeout(Duration.ofSeconds(5));
         List<Consumption> running = new ArrayList<>();
         for (String group : LabGroups.ALL) {
             running.add(sluice.stream(Ledger.STREAM, String.class).consumerGroup(group)
