@@ -528,13 +528,12 @@ public final class JobStore {
     public boolean revive(String queue, long id) {
         try {
             return db.autoCommit("revive job " + id, c -> {
-                try (PreparedStatement ps = c.prepareStatement(sql.revive)) {
-                    ps.setLong(1, id);
-                    ps.setString(2, queue);
+                try (PreparedStatement ps = c.prepareStatement(sql.reviveAll)) {
+                    ps.setString(1, queue);
+                    ps.setArray(2, c.createArrayOf("int8", new Long[] {id}));
                     ps.setString(3, channel);
                     try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        return rs.getLong(1) == 1;
+                        return rs.next();
                     }
                 }
             });

@@ -71,7 +71,6 @@ final class QueueSql {
     final String rescue;
     final String expire;
     final String sweepDead;
-    final String revive;
     final String reviveAll;
     final String purgeDeadIds;
     final String purgeDeadBatch;
@@ -291,26 +290,8 @@ final class QueueSql {
                 SELECT id FROM %1$s WHERE purge_after <= now() ORDER BY purge_after LIMIT ? FOR UPDATE SKIP LOCKED))
             """.formatted(jobDead);
 
-        // Parameters: id, queue, channel. Attempts reset, due now, no expiry; the id and stamps are kept.
-        this.revive = """
-            WITH gone AS (
-                DELETE FROM %2$s WHERE id = ? AND queue = ? RETURNING *),
-            back AS (
-                INSERT INTO %1$s (id, queue, payload, content_type, headers, priority, run_at, expires_at,
-                                  visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
-                                  dead_letter_retention_ns, attempts, state, worker_id, claimed_at, last_error,
-                                  unique_key, created_at, updated_at)
-                SELECT id, queue, payload, content_type, headers, priority, now(), NULL,
-                       visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
-                       dead_letter_retention_ns, 0, 'pending', worker_id, claimed_at, last_error,
-                       unique_key, created_at, now()
-                FROM gone
-                RETURNING queue),
-            woke AS (SELECT pg_notify(?, '%3$s' || queue) FROM back)
-            SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM woke)
-            """.formatted(job, jobDead, WAKE_PREFIX);
-
-        // The batch form: every id in one statement (the caller's transaction decides all or nothing).
+        // Dead jobs back to pending, in one statement (for several ids the caller's transaction decides all
+        // or nothing). Attempts reset, due now, no expiry; the id and stamps are kept.
         // Parameters: queue, ids, channel. Returns the revived ids.
         this.reviveAll = """
             WITH gone AS (
