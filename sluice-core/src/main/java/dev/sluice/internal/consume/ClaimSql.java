@@ -311,10 +311,7 @@ final class ClaimSql {
         return "SELECT x.key FROM unnest(?::text[], ?::bigint[]) AS x(key, first_id)"
                 + " WHERE EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = ? AND e.message_key = x.key"
                 + "   AND e.message_id < x.first_id AND e.status IN ('ready', 'deferred') AND e.can_run_after <= now())"
-                + "  OR EXISTS (SELECT 1 FROM " + t.claimLease() + " l JOIN " + t.messageLog() + " m"
-                + "     ON m.id BETWEEN l.low AND least(l.high, x.first_id - 1)"
-                + "     WHERE l.consumer_group_id = ? AND l.low < x.first_id AND l.expires_at <= now() AND m.message_key = x.key"
-                + "     AND NOT (m.id = ANY(l.resolved)))";
+                + "  OR " + unresolvedInRangeBelow(t, "l.expires_at <= now()");
     }
 
     /**
@@ -325,9 +322,17 @@ final class ClaimSql {
         return "SELECT x.key FROM unnest(?::text[], ?::bigint[]) AS x(key, first_id)"
                 + " WHERE EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = ? AND e.message_key = x.key"
                 + "     AND e.message_id < x.first_id AND e.status IN ('ready', 'deferred', 'inflight'))"
-                + "  OR EXISTS (SELECT 1 FROM " + t.claimLease() + " l JOIN " + t.messageLog() + " m"
+                + "  OR " + unresolvedInRangeBelow(t, "l.id <> ?");
+    }
+
+    /**
+     * Whether a message of key {@code x.key} below {@code x.first_id} is unresolved in a leased range that
+     * also meets {@code which}. Parameters: group, then those of {@code which}.
+     */
+    private static String unresolvedInRangeBelow(FamilyTables t, String which) {
+        return "EXISTS (SELECT 1 FROM " + t.claimLease() + " l JOIN " + t.messageLog() + " m"
                 + "     ON m.id BETWEEN l.low AND least(l.high, x.first_id - 1)"
-                + "     WHERE l.consumer_group_id = ? AND l.low < x.first_id AND l.id <> ? AND m.message_key = x.key"
+                + "     WHERE l.consumer_group_id = ? AND l.low < x.first_id AND " + which + " AND m.message_key = x.key"
                 + "     AND NOT (m.id = ANY(l.resolved)))";
     }
 }

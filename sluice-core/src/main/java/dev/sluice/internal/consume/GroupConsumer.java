@@ -237,17 +237,9 @@ public final class GroupConsumer<T> implements Consumption {
             } catch (RuntimeException e) {
                 warn("consumer loop error; retrying", e);
                 park(TimeUnit.MILLISECONDS.toNanos(errorBackoff));
-                errorBackoff = Math.min(maxErrorBackoff(e), errorBackoff * 2);
+                errorBackoff = Math.min(dev.sluice.internal.jdbc.SqlErrors.maxPollBackoffMillis(e), errorBackoff * 2);
             }
         }
-    }
-
-    /**
-     * The longest pause between failing polls: 1 s while the database is unreachable (a restart or
-     * failover is over in seconds, and a reconnect check is cheap), 5 s for other errors.
-     */
-    private static long maxErrorBackoff(RuntimeException e) {
-        return e instanceof dev.sluice.SluiceException se && se.code() == dev.sluice.ErrorCode.DATABASE_UNAVAILABLE ? 1_000 : 5_000;
     }
 
     private void park(long nanos) {
@@ -516,12 +508,7 @@ public final class GroupConsumer<T> implements Consumption {
                 ranges.remove(w.leaseId);
                 try {
                     db.transaction("give back a range", c -> {
-                        try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRange(t))) {
-                            ps.setArray(1, c.createArrayOf("int8", w.resolved.toArray()));
-                            ps.setLong(2, w.leaseId);
-                            ps.setObject(3, token);
-                            ps.executeUpdate();
-                        }
+                        releaseRange(c, w, w.resolved);
                         return null;
                     });
                 } catch (RuntimeException release) {
@@ -692,6 +679,16 @@ public final class GroupConsumer<T> implements Consumption {
             }
         }
         return waiting;
+    }
+
+    /** Gives a range's lease back at once (taken over now, not counted as a reclaim), keeping {@code resolved}. */
+    private void releaseRange(Connection c, RangeWork w, Set<Long> resolved) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRange(t))) {
+            ps.setArray(1, c.createArrayOf("int8", resolved.toArray()));
+            ps.setLong(2, w.leaseId);
+            ps.setObject(3, token);
+            ps.executeUpdate();
+        }
     }
 
     private void releaseKeys(Connection c, Set<String> keys) throws SQLException {
@@ -1436,12 +1433,7 @@ public final class GroupConsumer<T> implements Consumption {
                     List<OutcomeRow> finished = w.rowsSnapshot();
                     insertRows(c, finished);
                     insertEvents(c, w.eventsSnapshot());
-                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRange(t))) {
-                        ps.setArray(1, c.createArrayOf("int8", w.resolvedWithRows().toArray()));
-                        ps.setLong(2, w.leaseId);
-                        ps.setObject(3, token);
-                        ps.executeUpdate();
-                    }
+                    releaseRange(c, w, w.resolvedWithRows());
                     return null;
                 });
             } catch (RuntimeException e) {

@@ -41,12 +41,7 @@ public final class Db {
 
     /** Runs {@code work} in auto-commit mode (single statements, reads). */
     public <T> T autoCommit(String what, SqlWork<T> work) {
-        try (Connection c = open()) {
-            c.setAutoCommit(true);
-            return work.run(c);
-        } catch (SQLException e) {
-            throw SqlErrors.map(e, what);
-        }
+        return autoCommit(what, work, 0);
     }
 
     /**
@@ -57,12 +52,16 @@ public final class Db {
      * still holds dead connections, and each fails once.
      */
     public <T> T autoCommitReplayable(String what, SqlWork<T> work) {
+        return autoCommit(what, work, MAX_BROKEN_REPLAYS);
+    }
+
+    private <T> T autoCommit(String what, SqlWork<T> work, int maxReplays) {
         for (int replays = 0; ; replays++) {
             try (Connection c = open()) {
                 c.setAutoCommit(true);
                 return work.run(c);
             } catch (SQLException e) {
-                if (SqlErrors.isBrokenConnection(e) && replays < MAX_BROKEN_REPLAYS) {
+                if (SqlErrors.isBrokenConnection(e) && replays < maxReplays) {
                     continue;
                 }
                 throw SqlErrors.map(e, what);

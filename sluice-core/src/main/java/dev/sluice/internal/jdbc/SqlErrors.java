@@ -38,6 +38,14 @@ public final class SqlErrors {
         return state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03"));
     }
 
+    /**
+     * The longest pause between a polling loop's failed attempts: 1 s while the database is unreachable (a
+     * restart or failover is over in seconds, and a reconnect check is cheap), 5 s for other errors.
+     */
+    public static long maxPollBackoffMillis(RuntimeException e) {
+        return e instanceof SluiceException se && se.code() == ErrorCode.DATABASE_UNAVAILABLE ? 1_000 : 5_000;
+    }
+
     /** Maps any SQL failure to a coded exception. */
     public static SluiceException map(SQLException e, String what) {
         String state = e.getSQLState();

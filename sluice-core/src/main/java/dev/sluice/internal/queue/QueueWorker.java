@@ -247,7 +247,7 @@ public final class QueueWorker<T> implements Worker {
                 busy = false;
                 if (first) {
                     park(TimeUnit.MILLISECONDS.toNanos(errorBackoff));
-                    errorBackoff = Math.min(maxErrorBackoff(e), errorBackoff * 2);
+                    errorBackoff = Math.min(dev.sluice.internal.jdbc.SqlErrors.maxPollBackoffMillis(e), errorBackoff * 2);
                 }
             }
         }
@@ -277,14 +277,6 @@ public final class QueueWorker<T> implements Worker {
             wait = Math.min(wait, Math.max(until, MIN_WAIT_NANOS));
         }
         return wait;
-    }
-
-    /**
-     * The longest pause between failing polls: 1 s while the database is unreachable (a restart or
-     * failover is over in seconds, and a reconnect check is cheap), 5 s for other errors.
-     */
-    private static long maxErrorBackoff(RuntimeException e) {
-        return e instanceof dev.sluice.SluiceException se && se.code() == dev.sluice.ErrorCode.DATABASE_UNAVAILABLE ? 1_000 : 5_000;
     }
 
     private void park(long nanos) {
