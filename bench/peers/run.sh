@@ -14,6 +14,9 @@
 #
 # Options: --jobs N (100000) --workers N (8) --fetch N (256) --enqueue-batch N (1000)
 #          --enqueue-callers N (4) --latency-jobs N (200) --latency-rate N (20)
+#          --warmup-jobs N (100000: every driver first enqueues and drains this many jobs the same way,
+#                           unmeasured, so the figures are a warmed-up process's — JIT compilers have
+#                           compiled the hot paths — not a cold start's; 0 measures the cold start)
 #          --rounds N (3: every system runs once per round, the order rotated each round; the table
 #                      shows medians and ratios are taken within a round, because on a small shared
 #                      machine one round can flip a 2x verdict)
@@ -33,6 +36,7 @@ ENQUEUE_BATCH=1000
 ENQUEUE_CALLERS=4
 LATENCY_JOBS=200
 LATENCY_RATE=20
+WARMUP_JOBS=100000
 SYSTEMS=raw,sluice,sluice-queue,pg-boss,graphile-worker,db-scheduler
 ROUNDS=3
 OUT=
@@ -51,6 +55,7 @@ while [ $# -gt 0 ]; do
     --enqueue-callers) ENQUEUE_CALLERS=$2; shift 2 ;;
     --latency-jobs) LATENCY_JOBS=$2; shift 2 ;;
     --latency-rate) LATENCY_RATE=$2; shift 2 ;;
+    --warmup-jobs) WARMUP_JOBS=$2; shift 2 ;;
     --systems) SYSTEMS=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
@@ -72,7 +77,7 @@ if [ ! -f "$SLUICE_JAR" ]; then
     || die "could not build $SLUICE_JAR"
 fi
 DBS_JAR=$HERE/db-scheduler/target/db-scheduler-peer.jar
-if [ ! -f "$DBS_JAR" ]; then
+if [ ! -f "$DBS_JAR" ] || [ -n "$(find "$HERE/db-scheduler/src" "$HERE/db-scheduler/pom.xml" -newer "$DBS_JAR" 2>/dev/null)" ]; then
   say "building the db-scheduler driver (separate Maven project)"
   flock "$LOCK" mvn -B -q -f "$HERE/db-scheduler/pom.xml" package || die "could not build $DBS_JAR"
 fi
@@ -152,13 +157,14 @@ if [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" 
   java -cp "$SLUICE_JAR" "$HERE/tools/PeersAdmin.java" info "$JDBC_URL"
   echo "database: $PG_HOST:$PG_PORT/$PG_DB as $PG_USER$([ "$EMBEDDED" = 1 ] && echo ' (Sluice embedded server)')"
   echo "rounds: $ROUNDS (each system once per round, order rotated)"
-  echo "work: $JOBS jobs, 1 KB payloads, enqueue batches of $ENQUEUE_BATCH from $ENQUEUE_CALLERS callers; drain with $WORKERS workers (fetch $FETCH where the system takes one), no-op handler; pickup: $LATENCY_JOBS jobs at $LATENCY_RATE/s, idle workers"
+  echo "work: $JOBS jobs, 1 KB payloads, enqueue batches of $ENQUEUE_BATCH from $ENQUEUE_CALLERS callers; drain with $WORKERS workers (fetch $FETCH where the system takes one), no-op handler; pickup: $LATENCY_JOBS jobs at $LATENCY_RATE/s, idle workers; warm-up first: $WARMUP_JOBS jobs enqueued and drained the same way, not measured"
   echo "runtimes: $(java -version 2>&1 | head -1); node $("$PEER_NODE" -v) for the peers; Sluice $SLUICE_VERSION"
 } | tee "$OUT/header.txt"
 echo
 
 COMMON=(--jobs "$JOBS" --workers "$WORKERS" --fetch "$FETCH" --enqueue-batch "$ENQUEUE_BATCH"
-        --enqueue-callers "$ENQUEUE_CALLERS" --latency-jobs "$LATENCY_JOBS" --latency-rate "$LATENCY_RATE")
+        --enqueue-callers "$ENQUEUE_CALLERS" --latency-jobs "$LATENCY_JOBS" --latency-rate "$LATENCY_RATE"
+        --warmup-jobs "$WARMUP_JOBS")
 NODE_URL=$DATABASE_URL
 
 run_system() { # $1 = name, rest = command; $ROUND is the round

@@ -17,6 +17,7 @@ export function parseArgs(argv) {
     latencyRate: 20,
     schema: null,
     drainTimeoutS: 1800,
+    warmupJobs: 100_000,
   };
   for (let i = 2; i < argv.length; i++) {
     const a = argv[i];
@@ -35,6 +36,7 @@ export function parseArgs(argv) {
       case '--latency-rate': o.latencyRate = int(v(), a); break;
       case '--schema': o.schema = v(); break;
       case '--drain-timeout-s': o.drainTimeoutS = int(v(), a); break;
+      case '--warmup-jobs': o.warmupJobs = int(v(), a); break;
       default: throw new Error(`unknown argument ${a}`);
     }
   }

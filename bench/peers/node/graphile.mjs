@@ -1,7 +1,8 @@
 // graphile-worker driver for bench/peers: enqueue N jobs with addJobs() (one add_jobs call per
 // batch), drain them with `workers` concurrent jobs (no-op task), then pickup latency at light load
 // with addJob(). Fastest documented settings (worker.graphile.org/docs/performance): localQueue
-// batching (size 500), completeJobBatchDelay 0, failJobBatchDelay 0; LISTEN/NOTIFY is built in.
+// batching (size 500), completeJobBatchDelay 0, failJobBatchDelay 0; LISTEN/NOTIFY is built in. First
+// a warm-up that is not measured: --warmup-jobs jobs enqueued and drained the same way (every driver does this).
 import { run, makeWorkerUtils } from 'graphile-worker';
 import { readFileSync } from 'node:fs';
 import {
@@ -24,16 +25,6 @@ const admin = adminPool(o.url);
 const utils = await makeWorkerUtils({ connectionString: o.url, schema, logger, maxPoolSize: o.enqueueCallers + 1 });
 await utils.migrate();
 
-// Phase 1: enqueue with no worker running.
-await checkpoint(admin);
-log(`graphile-worker ${version}: enqueue ${o.jobs} jobs, addJobs() batches of ${o.enqueueBatch}, ${o.enqueueCallers} callers`);
-const enq = await enqueueAll(o, (seqs) => utils.addJobs(seqs.map((s) => ({ identifier: 'peer', payload: payload(s) }))));
-log(`enqueue: ${enq.perS.toFixed(0)} jobs/s`);
-
-// Phase 2: drain.
-await settle(admin, schema);
-const tally = new Tally(o.jobs);
-const startedAt = new Map();
 const workerPreset = {
   connectionString: o.url,
   schema,
@@ -44,6 +35,31 @@ const workerPreset = {
   completeJobBatchDelay: 0,
   failJobBatchDelay: 0,
 };
+const remainingSql = `SELECT count(*) FROM ${schema}._private_jobs`;
+
+// Warm-up (not measured): the same enqueue and drain, so the JIT has compiled the hot paths (every driver does this).
+if (o.warmupJobs > 0) {
+  log(`graphile-worker: warm-up, ${o.warmupJobs} jobs`);
+  await enqueueAll({ ...o, jobs: o.warmupJobs },
+    (seqs) => utils.addJobs(seqs.map((s) => ({ identifier: 'peer', payload: payload(-1 - s) }))));
+  let warm = 0;
+  const warmRunner = await run({ noHandleSignals: true, logger, preset: { worker: workerPreset },
+    taskList: { peer: async () => { warm++; } } });
+  await waitUntil(() => warm >= o.warmupJobs, o.drainTimeoutS * 1000, 5);
+  await waitUntil(async () => (await queryNumber(admin, remainingSql)) === 0, 60_000, 5);
+  await warmRunner.stop();
+}
+
+// Phase 1: enqueue with no worker running.
+await checkpoint(admin);
+log(`graphile-worker ${version}: enqueue ${o.jobs} jobs, addJobs() batches of ${o.enqueueBatch}, ${o.enqueueCallers} callers`);
+const enq = await enqueueAll(o, (seqs) => utils.addJobs(seqs.map((s) => ({ identifier: 'peer', payload: payload(s) }))));
+log(`enqueue: ${enq.perS.toFixed(0)} jobs/s`);
+
+// Phase 2: drain.
+await settle(admin, schema);
+const tally = new Tally(o.jobs);
+const startedAt = new Map();
 log(`drain with ${JSON.stringify({ ...workerPreset, connectionString: undefined })}`);
 const t0 = now();
 const runner = await run({
@@ -62,7 +78,6 @@ const runner = await run({
   },
 });
 // Completed jobs are deleted by graphile-worker: the drain ends when the jobs table is empty.
-const remainingSql = `SELECT count(*) FROM ${schema}._private_jobs`;
 const handledAll = await waitUntil(() => tally.handled >= o.jobs, o.drainTimeoutS * 1000, 5);
 const tHandled = now();
 await waitUntil(async () => (await queryNumber(admin, remainingSql)) === 0, 60_000, 5);

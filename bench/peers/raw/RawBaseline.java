@@ -32,6 +32,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  *       transaction: at-least-once, what any job system must do. The drain ends when the table is empty.</li>
  * </ul>
  *
+ * <p>Both are measured after a warm-up that is not: {@code --warmup-jobs} rows inserted and drained the same
+ * way (every driver does this).
+ *
  * <p>Prints one line {@code PEERS_RESULT {json}} for bench/peers/run.sh (no pickup latency: a
  * reference has no wake-up path of its own).
  */
@@ -43,6 +46,7 @@ public final class RawBaseline {
     static int workers = 8;
     static int fetch = 256;
     static String schema = "peers_raw";
+    static int warmupJobs = 100_000;
 
     public static void main(String[] args) throws Exception {
         parse(args);
@@ -58,39 +62,19 @@ public final class RawBaseline {
         byte[] pad = new byte[1024];
         ThreadLocalRandom.current().nextBytes(pad);
 
+        if (warmupJobs > 0) {
+            // Not measured: the same insert and drain, so the JIT has compiled the hot paths (every driver does this).
+            log("raw: warm-up, " + warmupJobs + " rows");
+            insert(ds, table, pad, -warmupJobs, 0);
+            drain(ds, table, null, null, null);
+            settle(ds, schema);
+        }
+
         // raw-insert
         checkpoint(ds);
         log("raw-insert: " + jobs + " rows, INSERT … SELECT unnest x" + enqueueBatch + ", " + enqueueCallers + " connections");
-        AtomicInteger next = new AtomicInteger();
-        ExecutorService pool = Executors.newFixedThreadPool(Math.max(enqueueCallers, workers));
-        List<Future<?>> fs = new ArrayList<>();
         long t0 = System.nanoTime();
-        for (int c = 0; c < enqueueCallers; c++) {
-            fs.add(pool.submit(() -> {
-                try (Connection conn = ds.getConnection();
-                     PreparedStatement ps = conn.prepareStatement(
-                             "INSERT INTO " + table + " (payload) SELECT unnest(?::bytea[])")) {
-                    for (;;) {
-                        int from = next.getAndAdd(enqueueBatch);
-                        if (from >= jobs) {
-                            return null;
-                        }
-                        int to = Math.min(jobs, from + enqueueBatch);
-                        byte[][] rows = new byte[to - from][];
-                        for (int s = from; s < to; s++) {
-                            rows[s - from] = payload(pad, s);
-                        }
-                        Array arr = conn.createArrayOf("bytea", rows);
-                        ps.setArray(1, arr);
-                        ps.executeUpdate();
-                        arr.free();
-                    }
-                }
-            }));
-        }
-        for (Future<?> f : fs) {
-            f.get();
-        }
+        insert(ds, table, pad, 0, jobs);
         double insertPerS = jobs / ((System.nanoTime() - t0) / 1e9);
         log(String.format("raw-insert: %.0f rows/s", insertPerS));
 
@@ -100,46 +84,9 @@ public final class RawBaseline {
         AtomicIntegerArray seen = new AtomicIntegerArray(jobs);
         AtomicLong handled = new AtomicLong();
         AtomicLong duplicates = new AtomicLong();
-        fs.clear();
         t0 = System.nanoTime();
-        for (int w = 0; w < workers; w++) {
-            fs.add(pool.submit(() -> {
-                try (Connection conn = ds.getConnection();
-                     PreparedStatement claim = conn.prepareStatement("UPDATE " + table
-                             + " SET locked_at = now(), attempts = attempts + 1 WHERE id IN (SELECT id FROM " + table
-                             + " WHERE locked_at IS NULL ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING id, payload");
-                     PreparedStatement delete = conn.prepareStatement("DELETE FROM " + table + " WHERE id = ANY(?)")) {
-                    claim.setInt(1, fetch);
-                    for (;;) {
-                        List<Long> ids = new ArrayList<>(fetch);
-                        try (ResultSet rs = claim.executeQuery()) {
-                            while (rs.next()) {
-                                ids.add(rs.getLong(1));
-                                // The no-op handler: read the job.
-                                int seq = ByteBuffer.wrap(rs.getBytes(2)).getInt(0);
-                                if (seen.getAndSet(seq, 1) == 0) {
-                                    handled.incrementAndGet();
-                                } else {
-                                    duplicates.incrementAndGet();
-                                }
-                            }
-                        }
-                        if (ids.isEmpty()) {
-                            return null;
-                        }
-                        Array arr = conn.createArrayOf("bigint", ids.toArray());
-                        delete.setArray(1, arr);
-                        delete.executeUpdate();
-                        arr.free();
-                    }
-                }
-            }));
-        }
-        for (Future<?> f : fs) {
-            f.get();
-        }
+        drain(ds, table, seen, handled, duplicates);
         double drainS = (System.nanoTime() - t0) / 1e9;
-        pool.shutdown();
         long remaining;
         try (Connection c = ds.getConnection(); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
@@ -160,6 +107,96 @@ public final class RawBaseline {
                 + ",\"duplicates\":" + duplicates.get() + ",\"remaining\":" + remaining + ",\"payload_bytes\":1024"
                 + ",\"settings\":\"" + workers + " connections; UPDATE … SKIP LOCKED LIMIT " + fetch
                 + " RETURNING, then DELETE … = ANY(ids)\"}");
+    }
+
+    /** Inserts rows with sequence numbers [from, to): one INSERT … SELECT unnest per batch, {@code enqueueCallers} connections. */
+    static void insert(PGSimpleDataSource ds, String table, byte[] pad, int from, int to) throws Exception {
+        AtomicInteger next = new AtomicInteger(from);
+        ExecutorService pool = Executors.newFixedThreadPool(enqueueCallers);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int c = 0; c < enqueueCallers; c++) {
+                fs.add(pool.submit(() -> {
+                    try (Connection conn = ds.getConnection();
+                         PreparedStatement ps = conn.prepareStatement(
+                                 "INSERT INTO " + table + " (payload) SELECT unnest(?::bytea[])")) {
+                        for (;;) {
+                            int first = next.getAndAdd(enqueueBatch);
+                            if (first >= to) {
+                                return null;
+                            }
+                            int last = Math.min(to, first + enqueueBatch);
+                            byte[][] rows = new byte[last - first][];
+                            for (int q = first; q < last; q++) {
+                                rows[q - first] = payload(pad, q);
+                            }
+                            Array arr = conn.createArrayOf("bytea", rows);
+                            ps.setArray(1, arr);
+                            ps.executeUpdate();
+                            arr.free();
+                        }
+                    }
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    /**
+     * Drains the table with {@code workers} connections until a claim comes back empty; tallies each handled
+     * row's sequence number into {@code seen} (null: the warm-up, nothing tallied).
+     */
+    static void drain(PGSimpleDataSource ds, String table, AtomicIntegerArray seen, AtomicLong handled, AtomicLong duplicates)
+            throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(workers);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                fs.add(pool.submit(() -> {
+                    try (Connection conn = ds.getConnection();
+                         PreparedStatement claim = conn.prepareStatement("UPDATE " + table
+                                 + " SET locked_at = now(), attempts = attempts + 1 WHERE id IN (SELECT id FROM " + table
+                                 + " WHERE locked_at IS NULL ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING id, payload");
+                         PreparedStatement delete = conn.prepareStatement("DELETE FROM " + table + " WHERE id = ANY(?)")) {
+                        claim.setInt(1, fetch);
+                        for (;;) {
+                            List<Long> ids = new ArrayList<>(fetch);
+                            try (ResultSet rs = claim.executeQuery()) {
+                                while (rs.next()) {
+                                    ids.add(rs.getLong(1));
+                                    // The no-op handler: read the job.
+                                    int seq = ByteBuffer.wrap(rs.getBytes(2)).getInt(0);
+                                    if (seen == null) {
+                                        continue;
+                                    }
+                                    if (seen.getAndSet(seq, 1) == 0) {
+                                        handled.incrementAndGet();
+                                    } else {
+                                        duplicates.incrementAndGet();
+                                    }
+                                }
+                            }
+                            if (ids.isEmpty()) {
+                                return null;
+                            }
+                            Array arr = conn.createArrayOf("bigint", ids.toArray());
+                            delete.setArray(1, arr);
+                            delete.executeUpdate();
+                            arr.free();
+                        }
+                    }
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
     }
 
     static byte[] payload(byte[] pad, int seq) {
@@ -210,7 +247,7 @@ public final class RawBaseline {
     static void parse(String[] args) {
         if (args.length < 1 || args[0].startsWith("--")) {
             throw new IllegalArgumentException("usage: RawBaseline.java JDBC_URL [--jobs N] [--enqueue-batch N] "
-                    + "[--enqueue-callers N] [--workers N] [--fetch N] [--schema S]");
+                    + "[--enqueue-callers N] [--workers N] [--fetch N] [--warmup-jobs N] [--schema S]");
         }
         url = args[0];
         for (int i = 1; i < args.length; i++) {
@@ -226,6 +263,7 @@ public final class RawBaseline {
                 case "--workers" -> workers = Integer.parseInt(v);
                 case "--fetch" -> fetch = Integer.parseInt(v);
                 case "--schema" -> schema = v;
+                case "--warmup-jobs" -> warmupJobs = Integer.parseInt(v);
                 // accepted for a uniform command line; a reference has no pickup phase
                 case "--latency-jobs", "--latency-rate", "--drain-timeout-s" -> { }
                 default -> throw new IllegalArgumentException("unknown argument " + a);

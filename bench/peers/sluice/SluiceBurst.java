@@ -37,7 +37,8 @@ import org.postgresql.ds.PGSimpleDataSource;
 /**
  * Sluice's side of bench/peers (a single-file program: {@code java -cp sluice.jar SluiceBurst.java JDBC_URL ...}).
  *
- * <p>The same work as every peer: (1) produce N no-op messages with 1 KB payloads through
+ * <p>The same work as every peer: (0) warm-up, not measured: {@code --warmup-jobs} messages produced and
+ * drained the same way; (1) produce N no-op messages with 1 KB payloads through
  * {@code Producer.produceBatch} (batches of {@code --enqueue-batch}, {@code --enqueue-callers} threads,
  * nobody consuming); (2) drain them with one consumer group, {@code withConcurrency(workers)} and
  * {@code withBatchSize(fetch)}, a no-op handler, on a HikariCP pool of workers + 2 connections; the
@@ -62,6 +63,7 @@ public final class SluiceBurst {
     static int latencyRate = 20;
     static String schema = "peers_sluice";
     static int drainTimeoutS = 1800;
+    static int warmupJobs = 100_000;
 
     public static void main(String[] args) throws Exception {
         parse(args);
@@ -84,37 +86,28 @@ public final class SluiceBurst {
             ConsumerGroup<byte[]> group = stream.consumerGroup("g");
             group.register(GroupConfig.defaults());
 
+            ConsumeOptions options = ConsumeOptions.defaults().withConcurrency(workers).withBatchSize(fetch);
+            if (warmupJobs > 0) {
+                // Not measured: the same produce and drain, so the JIT has compiled the hot paths (every driver does this).
+                log("sluice: warm-up, " + warmupJobs + " messages");
+                produceRange(stream, pad, -warmupJobs, 0);
+                AtomicLong warm = new AtomicLong();
+                try (Consumption c = group.consume(m -> {
+                    warm.incrementAndGet();
+                    return Outcome.success();
+                }, options)) {
+                    waitUntil(() -> warm.get() >= warmupJobs, TimeUnit.SECONDS.toNanos(drainTimeoutS), 5);
+                    waitUntil(() -> lag(group) == 0, TimeUnit.SECONDS.toNanos(60), 5);
+                }
+                settle(simple, schema);
+            }
+
             // Phase 1: produce with nobody consuming.
             checkpoint(simple);
             log("sluice: produce " + jobs + " messages, produceBatch x" + enqueueBatch + ", " + enqueueCallers + " callers");
-            double enqueuePerS;
-            try (Producer<byte[]> producer = stream.producer()) {
-                AtomicInteger next = new AtomicInteger();
-                ExecutorService callers = Executors.newFixedThreadPool(enqueueCallers);
-                long t0 = System.nanoTime();
-                List<Future<?>> fs = new ArrayList<>();
-                for (int c = 0; c < enqueueCallers; c++) {
-                    fs.add(callers.submit(() -> {
-                        for (;;) {
-                            int from = next.getAndAdd(enqueueBatch);
-                            if (from >= jobs) {
-                                return null;
-                            }
-                            int to = Math.min(jobs, from + enqueueBatch);
-                            List<Outgoing<byte[]>> batch = new ArrayList<>(to - from);
-                            for (int s = from; s < to; s++) {
-                                batch.add(Outgoing.of(payload(pad, s)));
-                            }
-                            producer.produceBatch(batch);
-                        }
-                    }));
-                }
-                for (Future<?> f : fs) {
-                    f.get();
-                }
-                enqueuePerS = jobs / ((System.nanoTime() - t0) / 1e9);
-                callers.shutdown();
-            }
+            long p0 = System.nanoTime();
+            produceRange(stream, pad, 0, jobs);
+            double enqueuePerS = jobs / ((System.nanoTime() - p0) / 1e9);
             log(String.format("enqueue: %.0f msgs/s", enqueuePerS));
 
             // Phase 2: drain.
@@ -123,7 +116,6 @@ public final class SluiceBurst {
             AtomicLong handled = new AtomicLong();
             AtomicLong duplicates = new AtomicLong();
             Map<Integer, Long> startedAt = new ConcurrentHashMap<>();
-            ConsumeOptions options = ConsumeOptions.defaults().withConcurrency(workers).withBatchSize(fetch);
             log("drain with concurrency " + workers + ", batchSize " + fetch + ", wake-ups " + options.wakeups());
             long t0 = System.nanoTime();
             double drainPerS;
@@ -188,6 +180,38 @@ public final class SluiceBurst {
                     + " callers; consume concurrency " + workers + ", batchSize " + fetch
                     + ", LISTEN/NOTIFY wake-ups; HikariCP " + (workers + 2))
                     + "}");
+        }
+    }
+
+    /** Produces messages with sequence numbers [from, to) through produceBatch, {@code enqueueCallers} threads. */
+    static void produceRange(Stream<byte[]> stream, byte[] pad, int from, int to) throws Exception {
+        try (Producer<byte[]> producer = stream.producer()) {
+            AtomicInteger next = new AtomicInteger(from);
+            ExecutorService callers = Executors.newFixedThreadPool(enqueueCallers);
+            try {
+                List<Future<?>> fs = new ArrayList<>();
+                for (int c = 0; c < enqueueCallers; c++) {
+                    fs.add(callers.submit(() -> {
+                        for (;;) {
+                            int first = next.getAndAdd(enqueueBatch);
+                            if (first >= to) {
+                                return null;
+                            }
+                            int last = Math.min(to, first + enqueueBatch);
+                            List<Outgoing<byte[]>> batch = new ArrayList<>(last - first);
+                            for (int q = first; q < last; q++) {
+                                batch.add(Outgoing.of(payload(pad, q)));
+                            }
+                            producer.produceBatch(batch);
+                        }
+                    }));
+                }
+                for (Future<?> f : fs) {
+                    f.get();
+                }
+            } finally {
+                callers.shutdown();
+            }
         }
     }
 
@@ -337,7 +361,7 @@ public final class SluiceBurst {
     static void parse(String[] args) {
         if (args.length < 1 || args[0].startsWith("--")) {
             throw new IllegalArgumentException("usage: SluiceBurst.java JDBC_URL [--jobs N] [--enqueue-batch N] "
-                    + "[--enqueue-callers N] [--workers N] [--fetch N] [--latency-jobs N] [--latency-rate N] [--schema S]");
+                    + "[--enqueue-callers N] [--workers N] [--fetch N] [--latency-jobs N] [--latency-rate N] [--warmup-jobs N] [--schema S]");
         }
         url = args[0];
         for (int i = 1; i < args.length; i++) {
@@ -356,6 +380,7 @@ public final class SluiceBurst {
                 case "--latency-rate" -> latencyRate = Integer.parseInt(v);
                 case "--schema" -> schema = v;
                 case "--drain-timeout-s" -> drainTimeoutS = Integer.parseInt(v);
+                case "--warmup-jobs" -> warmupJobs = Integer.parseInt(v);
                 default -> throw new IllegalArgumentException("unknown argument " + a);
             }
         }

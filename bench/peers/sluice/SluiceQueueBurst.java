@@ -2,7 +2,6 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.NewJob;
 import dev.sluice.Queue;
-import dev.sluice.QueueStats;
 import dev.sluice.Sluice;
 import dev.sluice.WorkOptions;
 import dev.sluice.Worker;
@@ -33,7 +32,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * Sluice's job queue in bench/peers (a single-file program: {@code java -cp sluice.jar SluiceQueueBurst.java
  * JDBC_URL ...}), system {@code sluice-queue}: the same work as the peers' queues.
  *
- * <p>(1) enqueue N no-op jobs with 1 KB payloads through {@code Queue.enqueueBatch} (batches of
+ * <p>(0) warm-up, not measured: {@code --warmup-jobs} jobs enqueued and drained the same way (every driver
+ * does this, so each system is measured warmed up); (1) enqueue N no-op jobs with 1 KB payloads through {@code Queue.enqueueBatch} (batches of
  * {@code --enqueue-batch}, {@code --enqueue-callers} threads, nobody working); (2) drain them with one
  * {@code queue.work} worker, concurrency {@code --workers} and prefetch 2 × {@code --fetch} (so each claim
  * takes about one fetch), a no-op handler, on a HikariCP pool of workers + 2 connections; the drain ends
@@ -53,6 +53,7 @@ public final class SluiceQueueBurst {
     static int fetch = 256;
     static int latencyJobs = 200;
     static int latencyRate = 20;
+    static int warmupJobs = 100_000;
     static String schema = "peers_sluice_queue";
 
     public static void main(String[] args) throws Exception {
@@ -68,37 +69,29 @@ public final class SluiceQueueBurst {
         ThreadLocalRandom.current().nextBytes(pad);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         try (HikariDataSource pool = new HikariDataSource(hc);
+             Connection admin = simple.getConnection();
              Sluice sluice = Sluice.builder().dataSource(pool).schema(schema).allowDestroy(true)
                      .clientId("peers-sluice-queue").build()) {
             sluice.system().register();
             Queue<byte[]> queue = sluice.queue("peers");
 
+            WorkOptions options = WorkOptions.defaults().withConcurrency(workers).withPrefetch(2 * fetch);
+            if (warmupJobs > 0) {
+                // Not measured: the same enqueue and drain, so the JIT has compiled the hot paths (every driver does this).
+                log("sluice-queue: warm-up, " + warmupJobs + " jobs");
+                enqueueRange(queue, pad, -warmupJobs, 0);
+                AtomicLong warm = new AtomicLong();
+                try (Worker w = queue.work(job -> warm.incrementAndGet(), options)) {
+                    waitUntil(() -> warm.get() >= warmupJobs, TimeUnit.MINUTES.toNanos(10), 5);
+                    waitUntil(() -> live(admin) == 0, TimeUnit.SECONDS.toNanos(60), 5);
+                }
+                settle(simple, schema);
+            }
+
             log("sluice-queue: enqueue " + jobs + " jobs, enqueueBatch x" + enqueueBatch + ", " + enqueueCallers + " callers");
-            AtomicInteger next = new AtomicInteger();
-            ExecutorService callers = Executors.newFixedThreadPool(enqueueCallers);
             long t0 = System.nanoTime();
-            List<Future<?>> fs = new ArrayList<>();
-            for (int c = 0; c < enqueueCallers; c++) {
-                fs.add(callers.submit(() -> {
-                    for (;;) {
-                        int from = next.getAndAdd(enqueueBatch);
-                        if (from >= jobs) {
-                            return null;
-                        }
-                        int to = Math.min(jobs, from + enqueueBatch);
-                        List<NewJob<byte[]>> batch = new ArrayList<>(to - from);
-                        for (int s = from; s < to; s++) {
-                            batch.add(NewJob.of(payload(pad, s)));
-                        }
-                        queue.enqueueBatch(batch);
-                    }
-                }));
-            }
-            for (Future<?> f : fs) {
-                f.get();
-            }
+            enqueueRange(queue, pad, 0, jobs);
             double enqueuePerS = jobs / ((System.nanoTime() - t0) / 1e9);
-            callers.shutdown();
             log(String.format("enqueue: %.0f jobs/s", enqueuePerS));
 
             settle(simple, schema);
@@ -106,7 +99,6 @@ public final class SluiceQueueBurst {
             AtomicLong handled = new AtomicLong();
             AtomicLong duplicates = new AtomicLong();
             Map<Integer, Long> startedAt = new ConcurrentHashMap<>();
-            WorkOptions options = WorkOptions.defaults().withConcurrency(workers).withPrefetch(2 * fetch);
             log("drain with concurrency " + workers + ", prefetch " + (2 * fetch) + ", wake-ups " + options.wakeups());
             t0 = System.nanoTime();
             double drainPerS;
@@ -126,9 +118,9 @@ public final class SluiceQueueBurst {
                 boolean handledAll = waitUntil(() -> handled.get() >= jobs, TimeUnit.MINUTES.toNanos(30), 1);
                 long tHandled = System.nanoTime();
                 // Handled is not done: the drain ends when every ack is written.
-                waitUntil(() -> live(queue) == 0, TimeUnit.SECONDS.toNanos(60), 5);
+                waitUntil(() -> live(admin) == 0, TimeUnit.SECONDS.toNanos(60), 5);
                 long tDone = System.nanoTime();
-                remaining = live(queue);
+                remaining = live(admin);
                 double drainS = (tDone - t0) / 1e9;
                 drainPerS = handledAll && remaining == 0 ? jobs / drainS : Double.NaN;
                 log(String.format("drain: %.0f jobs/s (handled all after %.2f s, acked after %.2f s)", jobs / drainS,
@@ -160,9 +152,49 @@ public final class SluiceQueueBurst {
         }
     }
 
-    static long live(Queue<byte[]> queue) {
-        QueueStats s = queue.stats();
-        return s.pending() + s.processing();
+    /** Enqueues the jobs with sequence numbers [from, to) through enqueueBatch, {@code enqueueCallers} threads. */
+    static void enqueueRange(Queue<byte[]> queue, byte[] pad, int from, int to) throws Exception {
+        AtomicInteger next = new AtomicInteger(from);
+        ExecutorService callers = Executors.newFixedThreadPool(enqueueCallers);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int c = 0; c < enqueueCallers; c++) {
+                fs.add(callers.submit(() -> {
+                    for (;;) {
+                        int first = next.getAndAdd(enqueueBatch);
+                        if (first >= to) {
+                            return null;
+                        }
+                        int last = Math.min(to, first + enqueueBatch);
+                        List<NewJob<byte[]>> batch = new ArrayList<>(last - first);
+                        for (int q = first; q < last; q++) {
+                            batch.add(NewJob.of(payload(pad, q)));
+                        }
+                        queue.enqueueBatch(batch);
+                    }
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        } finally {
+            callers.shutdown();
+        }
+    }
+
+    /**
+     * Live jobs left (pending or processing): the drain's end test, polled every 5 ms. One plain count of the
+     * job table on one admin connection, as the Node drivers count their peers' job tables (queue.stats()
+     * counts four things and would make the end test slower than theirs).
+     */
+    static long live(Connection admin) {
+        try (Statement st = admin.createStatement();
+             ResultSet rs = st.executeQuery("SELECT count(*) FROM " + schema + ".job")) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("counting the live jobs failed: " + e.getMessage(), e);
+        }
     }
 
     /** Single enqueue() calls at a fixed rate: {p50, p95, early, lost}. */
@@ -280,7 +312,7 @@ public final class SluiceQueueBurst {
     static void parse(String[] args) {
         if (args.length < 1 || args[0].startsWith("--")) {
             throw new IllegalArgumentException("usage: SluiceQueueBurst.java JDBC_URL [--jobs N] [--enqueue-batch N] "
-                    + "[--enqueue-callers N] [--workers N] [--fetch N] [--latency-jobs N] [--latency-rate N] [--schema S]");
+                    + "[--enqueue-callers N] [--workers N] [--fetch N] [--latency-jobs N] [--latency-rate N] [--warmup-jobs N] [--schema S]");
         }
         url = args[0];
         for (int i = 1; i < args.length; i++) {
@@ -297,6 +329,7 @@ public final class SluiceQueueBurst {
                 case "--fetch" -> fetch = Integer.parseInt(v);
                 case "--latency-jobs" -> latencyJobs = Integer.parseInt(v);
                 case "--latency-rate" -> latencyRate = Integer.parseInt(v);
+                case "--warmup-jobs" -> warmupJobs = Integer.parseInt(v);
                 case "--schema" -> schema = v;
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }

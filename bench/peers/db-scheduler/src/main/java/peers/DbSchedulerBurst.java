@@ -32,7 +32,8 @@ import java.util.function.BooleanSupplier;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * db-scheduler driver of bench/peers: the same work as every system. (1) schedule N one-time task
+ * db-scheduler driver of bench/peers: the same work as every system. (0) warm-up, not measured:
+ * {@code --warmup-jobs} executions scheduled and drained the same way (every driver does this); (1) schedule N one-time task
  * executions, due now, with 1 KB of task data, through {@code SchedulerClient.scheduleBatch} (batches of
  * {@code --enqueue-batch}, {@code --enqueue-callers} threads, no scheduler running); (2) start a scheduler
  * with {@code threads(workers)} and a no-op task and wait until the table is empty (one-time
@@ -57,6 +58,7 @@ public final class DbSchedulerBurst {
     static int latencyRate = 20;
     static String schema = "peers_dbscheduler";
     static int drainTimeoutS = 1800;
+    static int warmupJobs = 100_000;
     static double lowerLimit = 4.0;
     static double upperLimit = 20.0;
     static long pollingMillis = 100;
@@ -91,8 +93,13 @@ public final class DbSchedulerBurst {
         AtomicLong handled = new AtomicLong();
         AtomicLong duplicates = new AtomicLong();
         Map<Integer, Long> startedAt = new ConcurrentHashMap<>();
+        AtomicLong warm = new AtomicLong();
         OneTimeTask<byte[]> task = Tasks.oneTime("peer", byte[].class).execute((inst, ctx) -> {
             long t = System.nanoTime();
+            if (inst.getId().startsWith("w")) {
+                warm.incrementAndGet();
+                return;
+            }
             int seq = Integer.parseInt(inst.getId());
             if (seq >= jobs) {
                 startedAt.putIfAbsent(seq, t);
@@ -104,47 +111,31 @@ public final class DbSchedulerBurst {
         });
         String version = Scheduler.class.getPackage().getImplementationVersion();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        try (HikariDataSource pool = new HikariDataSource(hc)) {
+        try (HikariDataSource pool = new HikariDataSource(hc); Connection admin = simple.getConnection()) {
+            SchedulerClient client = SchedulerClient.Builder.create(pool, task).tableName(table).build();
+            if (warmupJobs > 0) {
+                // Not measured: the same scheduling and drain, so the JIT has compiled the hot paths (every driver does this).
+                log("db-scheduler: warm-up, " + warmupJobs + " executions");
+                scheduleRange(client, task, pad, "w", 0, warmupJobs);
+                Scheduler warmScheduler = scheduler(pool, task, table);
+                warmScheduler.start();
+                waitUntil(() -> warm.get() >= warmupJobs, TimeUnit.SECONDS.toNanos(drainTimeoutS), 5);
+                waitUntil(() -> count(admin, table) == 0, TimeUnit.SECONDS.toNanos(60), 5);
+                warmScheduler.stop();
+                settle(simple, schema);
+            }
+
             // Phase 1: schedule with no scheduler running.
             checkpoint(simple);
             log("db-scheduler: schedule " + jobs + " executions, scheduleBatch x" + enqueueBatch + ", " + enqueueCallers + " callers");
-            SchedulerClient client = SchedulerClient.Builder.create(pool, task).tableName(table).build();
-            AtomicInteger next = new AtomicInteger();
-            ExecutorService callers = Executors.newFixedThreadPool(enqueueCallers);
-            List<Future<?>> fs = new ArrayList<>();
             long t0 = System.nanoTime();
-            for (int c = 0; c < enqueueCallers; c++) {
-                fs.add(callers.submit(() -> {
-                    for (;;) {
-                        int from = next.getAndAdd(enqueueBatch);
-                        if (from >= jobs) {
-                            return null;
-                        }
-                        int to = Math.min(jobs, from + enqueueBatch);
-                        List<TaskInstance<?>> batch = new ArrayList<>(to - from);
-                        for (int s = from; s < to; s++) {
-                            batch.add(task.instance(Integer.toString(s), payload(pad, s)));
-                        }
-                        client.scheduleBatch(batch, Instant.now());
-                    }
-                }));
-            }
-            for (Future<?> f : fs) {
-                f.get();
-            }
+            scheduleRange(client, task, pad, "", 0, jobs);
             double enqueuePerS = jobs / ((System.nanoTime() - t0) / 1e9);
-            callers.shutdown();
             log(String.format("enqueue: %.0f executions/s", enqueuePerS));
 
             // Phase 2: drain.
             settle(simple, schema);
-            Scheduler scheduler = Scheduler.create(pool, task)
-                    .tableName(table)
-                    .threads(workers)
-                    .pollUsingLockAndFetch(lowerLimit, upperLimit)
-                    .pollingInterval(Duration.ofMillis(pollingMillis))
-                    .enableImmediateExecution()
-                    .build();
+            Scheduler scheduler = scheduler(pool, task, table);
             log("drain with threads " + workers + ", lock-and-fetch " + lowerLimit + "/" + upperLimit + ", polling "
                     + pollingMillis + " ms, immediate execution");
             t0 = System.nanoTime();
@@ -152,9 +143,9 @@ public final class DbSchedulerBurst {
             boolean handledAll = waitUntil(() -> handled.get() >= jobs, TimeUnit.SECONDS.toNanos(drainTimeoutS), 1);
             long tHandled = System.nanoTime();
             // Handled is not done: the drain ends when every execution is deleted (completed).
-            waitUntil(() -> count(simple, table) == 0, TimeUnit.SECONDS.toNanos(60), 5);
+            waitUntil(() -> count(admin, table) == 0, TimeUnit.SECONDS.toNanos(60), 5);
             long tDone = System.nanoTime();
-            long remaining = count(simple, table);
+            long remaining = count(admin, table);
             double drainS = (tDone - t0) / 1e9;
             double drainPerS = handledAll && remaining == 0 ? jobs / drainS : Double.NaN;
             log(String.format("drain: %.0f executions/s (handled all after %.2f s, completed after %.2f s)", jobs / drainS,
@@ -254,8 +245,51 @@ public final class DbSchedulerBurst {
         return new double[] {quantile(sorted, 0.5), quantile(sorted, 0.95), early, lost};
     }
 
-    static long count(PGSimpleDataSource ds, String table) {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+    /** The scheduler every phase runs: {@code workers} threads, lock-and-fetch, immediate execution. */
+    static Scheduler scheduler(javax.sql.DataSource pool, OneTimeTask<byte[]> task, String table) {
+        return Scheduler.create(pool, task)
+                .tableName(table)
+                .threads(workers)
+                .pollUsingLockAndFetch(lowerLimit, upperLimit)
+                .pollingInterval(Duration.ofMillis(pollingMillis))
+                .enableImmediateExecution()
+                .build();
+    }
+
+    /** Schedules executions {@code prefix + seq} for seq in [from, to) with scheduleBatch, {@code enqueueCallers} threads. */
+    static void scheduleRange(SchedulerClient client, OneTimeTask<byte[]> task, byte[] pad, String prefix, int from, int to)
+            throws Exception {
+        AtomicInteger next = new AtomicInteger(from);
+        ExecutorService callers = Executors.newFixedThreadPool(enqueueCallers);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int c = 0; c < enqueueCallers; c++) {
+                fs.add(callers.submit(() -> {
+                    for (;;) {
+                        int first = next.getAndAdd(enqueueBatch);
+                        if (first >= to) {
+                            return null;
+                        }
+                        int last = Math.min(to, first + enqueueBatch);
+                        List<TaskInstance<?>> batch = new ArrayList<>(last - first);
+                        for (int q = first; q < last; q++) {
+                            batch.add(task.instance(prefix + q, payload(pad, q)));
+                        }
+                        client.scheduleBatch(batch, Instant.now());
+                    }
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        } finally {
+            callers.shutdown();
+        }
+    }
+
+    /** Executions left in the table, counted on one admin connection (the same end test as every driver). */
+    static long count(Connection admin, String table) {
+        try (Statement s = admin.createStatement();
              ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
             rs.next();
             return rs.getLong(1);
@@ -336,7 +370,7 @@ public final class DbSchedulerBurst {
     static void parse(String[] args) {
         if (args.length < 1 || args[0].startsWith("--")) {
             throw new IllegalArgumentException("usage: java -jar db-scheduler-peer.jar JDBC_URL [--jobs N] [--enqueue-batch N] "
-                    + "[--enqueue-callers N] [--workers N] [--latency-jobs N] [--latency-rate N] [--schema S] "
+                    + "[--enqueue-callers N] [--workers N] [--latency-jobs N] [--latency-rate N] [--warmup-jobs N] [--schema S] "
                     + "[--lower-limit F] [--upper-limit F] [--polling-ms N]");
         }
         url = args[0];
@@ -355,6 +389,7 @@ public final class DbSchedulerBurst {
                 case "--latency-rate" -> latencyRate = Integer.parseInt(v);
                 case "--schema" -> schema = v;
                 case "--drain-timeout-s" -> drainTimeoutS = Integer.parseInt(v);
+                case "--warmup-jobs" -> warmupJobs = Integer.parseInt(v);
                 case "--lower-limit" -> lowerLimit = Double.parseDouble(v);
                 case "--upper-limit" -> upperLimit = Double.parseDouble(v);
                 case "--polling-ms" -> pollingMillis = Long.parseLong(v);

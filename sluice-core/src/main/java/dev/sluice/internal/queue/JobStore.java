@@ -286,19 +286,26 @@ public final class JobStore {
                           Instant claimExpiresAt, String uniqueKey, Instant createdAt) {
     }
 
-    /** Claims up to {@code n} due jobs in claim order (one autocommit statement). */
+    /** Claims up to {@code n} due jobs in claim order (one autocommit statement), scanning every due job. */
     public List<Claimed> claim(String queue, int n, String workerId) {
+        return claim(queue, n, workerId, ClaimHints.Bounds.NONE);
+    }
+
+    /** Claims up to {@code n} due jobs in claim order among those at or above the bounds ({@link ClaimHints}). */
+    List<Claimed> claim(String queue, int n, String workerId, ClaimHints.Bounds bounds) {
         UUID token = UUID.randomUUID();
         List<Claimed> out = db.autoCommitReplayable("claim from queue '" + queue + "'", c -> {
             List<Claimed> rows = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
                 ps.setString(1, queue);
                 ps.setString(2, queue);
-                ps.setString(3, queue);
-                ps.setInt(4, n);
-                ps.setInt(5, n);
-                ps.setString(6, workerId);
-                ps.setObject(7, token);
+                ps.setObject(3, bounds.priorities());
+                ps.setObject(4, bounds.fromMicros());
+                ps.setString(5, queue);
+                ps.setInt(6, n);
+                ps.setInt(7, n);
+                ps.setString(8, workerId);
+                ps.setObject(9, token);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         // The claim's hot loop: timestamps read as OffsetDateTime (no Calendar), the token known.

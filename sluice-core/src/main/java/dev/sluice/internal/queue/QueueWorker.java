@@ -67,6 +67,8 @@ public final class QueueWorker<T> implements Worker {
     private final List<Thread> helpers;
     /** Jobs asked for by claims in flight: counted as held, so two claimers never overshoot the capacity. */
     private final AtomicInteger reserved = new AtomicInteger();
+    /** Where the claims start their scans (shared by the claim loops). */
+    private final ClaimHints hints = new ClaimHints();
     private volatile boolean busy;
     private final Thread beater;
     private final ExecutorService ownExecutor;
@@ -220,7 +222,8 @@ public final class QueueWorker<T> implements Worker {
                     if (first) {
                         wakeFlag = false;
                     }
-                    got = store.claim(queue, n, workerId);
+                    got = store.claim(queue, n, workerId, hints.next());
+                    hints.claimed(got, n);
                     if (!running) {
                         // Closed while claiming: give these back at once, uncounted.
                         releaseClaims(got);
@@ -260,6 +263,8 @@ public final class QueueWorker<T> implements Worker {
             ids[i] = claims.get(i).id();
             tokens[i] = claims.get(i).token();
         }
+        // They are pending again at their old places, likely below where the next claim would start.
+        hints.reset();
         try {
             store.releaseAll(ids, tokens);
         } catch (RuntimeException e) {
