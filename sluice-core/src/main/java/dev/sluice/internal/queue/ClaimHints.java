@@ -22,7 +22,8 @@ import java.util.function.LongSupplier;
  * after (its {@code run_at} is its transaction's start), a job enqueued with a {@code runAt} in the past,
  * a row another claimer held locked at that moment. The bound keeps {@link #SLACK_MICROS} of room for the
  * late commits, and the scan starts at the very beginning — no bound at all — on the first claim, at least
- * every {@link #FULL_SCAN_NANOS}, and after any claim that came back short (the bounded range ran dry).
+ * every {@link #FULL_SCAN_NANOS}, after any claim that came back short (the bounded range ran dry), after
+ * the worker gave claims back and after its maintenance tick rescued expired claims ({@link #reset()}).
  * So such a job waits at most that long longer than it would otherwise; within the scanned range the
  * claim order is the same ({@code priority DESC, run_at, id}). {@code Queue.claim(n)} never uses bounds.
  */
@@ -88,7 +89,7 @@ final class ClaimHints {
         first.forEach((p, us) -> from.put(p, us - SLACK_MICROS));
     }
 
-    /** Forgets every bound: the next claim scans from the start (after giving claims back, for one). */
+    /** Forgets every bound: the next claim scans from the start (after claims were given back or rescued). */
     synchronized void reset() {
         from.clear();
     }

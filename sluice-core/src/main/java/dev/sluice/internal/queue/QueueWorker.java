@@ -455,7 +455,10 @@ public final class QueueWorker<T> implements Worker {
 
     private void maintain() {
         try {
-            store.maintain();
+            if (store.maintain().rescued() > 0) {
+                // Rescued jobs are pending again at their old places, likely below the claim bounds.
+                hints.reset();
+            }
         } catch (RuntimeException e) {
             warn("queue maintenance failed; retrying at the next tick", e);
         }
