@@ -234,4 +234,43 @@ class WorkerTest {
         }
         assertThat(handled).containsExactly("first", "second", "delayed");
     }
+
+    /**
+     * A busy worker starts each claim's index scan near where its previous claim began (claim bounds); a job
+     * that becomes due below that point — here enqueued with a run_at an hour ago — must still run within
+     * the bounds' unbounded rescan (at least every 500 ms), not only once the backlog has run dry.
+     */
+    @Test
+    void aJobDueBelowTheClaimBoundsRunsWhileTheQueueStaysBusy() {
+        Queue<Task> q = sluice.queue("busy-bounds", Task.class);
+        int backlog = 20_000;
+        for (int from = 0; from < backlog; from += 1_000) {
+            List<NewJob<Task>> jobs = new ArrayList<>();
+            for (int i = from; i < from + 1_000; i++) {
+                jobs.add(NewJob.of(new Task(i)));
+            }
+            q.enqueueBatch(jobs);
+        }
+        AtomicInteger handled = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong lateStarted = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicInteger handledBeforeLate = new java.util.concurrent.atomic.AtomicInteger(-1);
+        try (Worker w = q.work(job -> {
+            if (job.payload().n() < 0) {
+                handledBeforeLate.set(handled.get());
+                lateStarted.set(System.nanoTime());
+                return;
+            }
+            Thread.sleep(1);
+            handled.incrementAndGet();
+        }, QUICK.withConcurrency(2).withPrefetch(20))) {
+            await().atMost(30, TimeUnit.SECONDS).until(() -> handled.get() >= 500);
+            long enqueued = System.nanoTime();
+            q.enqueue(new Task(-1), EnqueueOptions.builder().runAt(java.time.Instant.now().minusSeconds(3_600)).build());
+            await().atMost(30, TimeUnit.SECONDS).until(() -> lateStarted.get() != 0);
+            assertThat(Duration.ofNanos(lateStarted.get() - enqueued)).as("from enqueue to start of the job below the bounds")
+                    .isLessThan(Duration.ofSeconds(3));
+            assertThat(handledBeforeLate.get()).as("backlog jobs handled before it (of " + backlog + ")")
+                    .isLessThan(backlog - 5_000);
+        }
+    }
 }
