@@ -133,6 +133,23 @@ export async function enqueueAll(o, enqueueBatch) {
   return { seconds: secs, perS: o.jobs / secs };
 }
 
+/**
+ * The warm-up every driver runs before phase 1, not measured: `o.warmupJobs` jobs (seqs -1, -2, …) enqueued
+ * through `enqueueBatch(seqs)` as phase 1 does, then drained by the worker `startWorker(handled)` starts
+ * (it calls `handled(n)` for every n jobs it ran) until every job ran and `remaining()` reads 0; then
+ * `stopWorker(worker)`. So the JIT has compiled the hot paths before anything is timed.
+ */
+export async function warmUp(o, name, enqueueBatch, startWorker, remaining, stopWorker) {
+  if (o.warmupJobs <= 0) return;
+  log(`${name}: warm-up, ${o.warmupJobs} jobs`);
+  await enqueueAll({ ...o, jobs: o.warmupJobs }, (seqs) => enqueueBatch(seqs.map((s) => -1 - s)));
+  let warm = 0;
+  const worker = await startWorker((n) => { warm += n; });
+  await waitUntil(() => warm >= o.warmupJobs, o.drainTimeoutS * 1000, 5);
+  await waitUntil(async () => (await remaining()) === 0, 60_000, 5);
+  await stopWorker(worker);
+}
+
 /** Counts handler starts by seq; duplicates are reported, not hidden. */
 export class Tally {
   constructor(n) {

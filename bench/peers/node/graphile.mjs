@@ -7,7 +7,7 @@ import { run, makeWorkerUtils } from 'graphile-worker';
 import { readFileSync } from 'node:fs';
 import {
   parseArgs, payload, PAYLOAD_BYTES, now, Tally, enqueueAll, measurePickup, adminPool, checkpoint,
-  queryNumber, waitUntil, emit, round, log, settle,
+  queryNumber, waitUntil, emit, round, log, settle, warmUp,
 } from './common.mjs';
 
 const o = parseArgs(process.argv);
@@ -37,18 +37,12 @@ const workerPreset = {
 };
 const remainingSql = `SELECT count(*) FROM ${schema}._private_jobs`;
 
-// Warm-up (not measured): the same enqueue and drain, so the JIT has compiled the hot paths (every driver does this).
-if (o.warmupJobs > 0) {
-  log(`graphile-worker: warm-up, ${o.warmupJobs} jobs`);
-  await enqueueAll({ ...o, jobs: o.warmupJobs },
-    (seqs) => utils.addJobs(seqs.map((s) => ({ identifier: 'peer', payload: payload(-1 - s) }))));
-  let warm = 0;
-  const warmRunner = await run({ noHandleSignals: true, logger, preset: { worker: workerPreset },
-    taskList: { peer: async () => { warm++; } } });
-  await waitUntil(() => warm >= o.warmupJobs, o.drainTimeoutS * 1000, 5);
-  await waitUntil(async () => (await queryNumber(admin, remainingSql)) === 0, 60_000, 5);
-  await warmRunner.stop();
-}
+await warmUp(o, 'graphile-worker',
+  (seqs) => utils.addJobs(seqs.map((s) => ({ identifier: 'peer', payload: payload(s) }))),
+  (handled) => run({ noHandleSignals: true, logger, preset: { worker: workerPreset },
+    taskList: { peer: async () => { handled(1); } } }),
+  () => queryNumber(admin, remainingSql),
+  (runner) => runner.stop());
 
 // Phase 1: enqueue with no worker running.
 await checkpoint(admin);

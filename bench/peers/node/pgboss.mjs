@@ -7,7 +7,7 @@ import { PgBoss } from 'pg-boss';
 import { readFileSync } from 'node:fs';
 import {
   parseArgs, payload, PAYLOAD_BYTES, now, Tally, enqueueAll, measurePickup, adminPool, checkpoint,
-  queryNumber, waitUntil, emit, round, log, settle,
+  queryNumber, waitUntil, emit, round, log, settle, warmUp,
 } from './common.mjs';
 
 const o = parseArgs(process.argv);
@@ -44,18 +44,15 @@ const workOptions = {
 };
 const remainingSql = `SELECT count(*) FROM ${schema}.job WHERE name = $1 AND state IN ('created', 'retry', 'active')`;
 
-// Warm-up (not measured): the same enqueue and drain, so the JIT has compiled the hot paths (every driver does this).
-if (o.warmupJobs > 0) {
-  log(`pg-boss: warm-up, ${o.warmupJobs} jobs`);
-  await enqueueAll({ ...o, jobs: o.warmupJobs }, (seqs) => boss.insert(queue, seqs.map((s) => ({ data: payload(-1 - s) }))));
-  let warm = 0;
-  await boss.work(queue, workOptions, async (jobs) => { warm += jobs.length; });
-  await waitUntil(() => warm >= o.warmupJobs, o.drainTimeoutS * 1000, 5);
-  await waitUntil(async () => (await queryNumber(admin, remainingSql, [queue])) === 0, 60_000, 5);
-  await boss.offWork(queue);
-  // pg-boss keeps completed jobs; the other systems delete theirs, so the measured drain starts as theirs does.
-  await boss.deleteAllJobs(queue);
-}
+await warmUp(o, 'pg-boss',
+  (seqs) => boss.insert(queue, seqs.map((s) => ({ data: payload(s) }))),
+  (handled) => boss.work(queue, workOptions, async (jobs) => { handled(jobs.length); }),
+  () => queryNumber(admin, remainingSql, [queue]),
+  async () => {
+    await boss.offWork(queue);
+    // pg-boss keeps completed jobs; the other systems delete theirs, so the measured drain starts as theirs does.
+    await boss.deleteAllJobs(queue);
+  });
 
 // Phase 1: enqueue with no worker running.
 await checkpoint(admin);

@@ -8,6 +8,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -112,38 +113,27 @@ public final class RawBaseline {
     /** Inserts rows with sequence numbers [from, to): one INSERT … SELECT unnest per batch, {@code enqueueCallers} connections. */
     static void insert(PGSimpleDataSource ds, String table, byte[] pad, int from, int to) throws Exception {
         AtomicInteger next = new AtomicInteger(from);
-        ExecutorService pool = Executors.newFixedThreadPool(enqueueCallers);
-        try {
-            List<Future<?>> fs = new ArrayList<>();
-            for (int c = 0; c < enqueueCallers; c++) {
-                fs.add(pool.submit(() -> {
-                    try (Connection conn = ds.getConnection();
-                         PreparedStatement ps = conn.prepareStatement(
-                                 "INSERT INTO " + table + " (payload) SELECT unnest(?::bytea[])")) {
-                        for (;;) {
-                            int first = next.getAndAdd(enqueueBatch);
-                            if (first >= to) {
-                                return null;
-                            }
-                            int last = Math.min(to, first + enqueueBatch);
-                            byte[][] rows = new byte[last - first][];
-                            for (int q = first; q < last; q++) {
-                                rows[q - first] = payload(pad, q);
-                            }
-                            Array arr = conn.createArrayOf("bytea", rows);
-                            ps.setArray(1, arr);
-                            ps.executeUpdate();
-                            arr.free();
-                        }
+        inParallel(enqueueCallers, () -> {
+            try (Connection conn = ds.getConnection();
+                 PreparedStatement ps = conn.prepareStatement(
+                         "INSERT INTO " + table + " (payload) SELECT unnest(?::bytea[])")) {
+                for (;;) {
+                    int first = next.getAndAdd(enqueueBatch);
+                    if (first >= to) {
+                        return null;
                     }
-                }));
+                    int last = Math.min(to, first + enqueueBatch);
+                    byte[][] rows = new byte[last - first][];
+                    for (int q = first; q < last; q++) {
+                        rows[q - first] = payload(pad, q);
+                    }
+                    Array arr = conn.createArrayOf("bytea", rows);
+                    ps.setArray(1, arr);
+                    ps.executeUpdate();
+                    arr.free();
+                }
             }
-            for (Future<?> f : fs) {
-                f.get();
-            }
-        } finally {
-            pool.shutdown();
-        }
+        });
     }
 
     /**
@@ -152,46 +142,51 @@ public final class RawBaseline {
      */
     static void drain(PGSimpleDataSource ds, String table, AtomicIntegerArray seen, AtomicLong handled, AtomicLong duplicates)
             throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(workers);
-        try {
-            List<Future<?>> fs = new ArrayList<>();
-            for (int w = 0; w < workers; w++) {
-                fs.add(pool.submit(() -> {
-                    try (Connection conn = ds.getConnection();
-                         PreparedStatement claim = conn.prepareStatement("UPDATE " + table
-                                 + " SET locked_at = now(), attempts = attempts + 1 WHERE id IN (SELECT id FROM " + table
-                                 + " WHERE locked_at IS NULL ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING id, payload");
-                         PreparedStatement delete = conn.prepareStatement("DELETE FROM " + table + " WHERE id = ANY(?)")) {
-                        claim.setInt(1, fetch);
-                        for (;;) {
-                            List<Long> ids = new ArrayList<>(fetch);
-                            try (ResultSet rs = claim.executeQuery()) {
-                                while (rs.next()) {
-                                    ids.add(rs.getLong(1));
-                                    // The no-op handler: read the job.
-                                    int seq = ByteBuffer.wrap(rs.getBytes(2)).getInt(0);
-                                    if (seen == null) {
-                                        continue;
-                                    }
-                                    if (seen.getAndSet(seq, 1) == 0) {
-                                        handled.incrementAndGet();
-                                    } else {
-                                        duplicates.incrementAndGet();
-                                    }
-                                }
+        inParallel(workers, () -> {
+            try (Connection conn = ds.getConnection();
+                 PreparedStatement claim = conn.prepareStatement("UPDATE " + table
+                         + " SET locked_at = now(), attempts = attempts + 1 WHERE id IN (SELECT id FROM " + table
+                         + " WHERE locked_at IS NULL ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING id, payload");
+                 PreparedStatement delete = conn.prepareStatement("DELETE FROM " + table + " WHERE id = ANY(?)")) {
+                claim.setInt(1, fetch);
+                for (;;) {
+                    List<Long> ids = new ArrayList<>(fetch);
+                    try (ResultSet rs = claim.executeQuery()) {
+                        while (rs.next()) {
+                            ids.add(rs.getLong(1));
+                            // The no-op handler: read the job.
+                            int seq = ByteBuffer.wrap(rs.getBytes(2)).getInt(0);
+                            if (seen == null) {
+                                continue;
                             }
-                            if (ids.isEmpty()) {
-                                return null;
+                            if (seen.getAndSet(seq, 1) == 0) {
+                                handled.incrementAndGet();
+                            } else {
+                                duplicates.incrementAndGet();
                             }
-                            Array arr = conn.createArrayOf("bigint", ids.toArray());
-                            delete.setArray(1, arr);
-                            delete.executeUpdate();
-                            arr.free();
                         }
                     }
-                }));
+                    if (ids.isEmpty()) {
+                        return null;
+                    }
+                    Array arr = conn.createArrayOf("bigint", ids.toArray());
+                    delete.setArray(1, arr);
+                    delete.executeUpdate();
+                    arr.free();
+                }
             }
-            for (Future<?> f : fs) {
+        });
+    }
+
+    /** Runs {@code task} on {@code threads} threads at once and waits for all of them (a failure is rethrown). */
+    static void inParallel(int threads, Callable<Void> task) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<Void>> fs = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                fs.add(pool.submit(task));
+            }
+            for (Future<Void> f : fs) {
                 f.get();
             }
         } finally {

@@ -93,5 +93,4 @@ final class ClaimHints {
     synchronized void reset() {
         from.clear();
     }
-
 }

@@ -149,7 +149,7 @@ final class QueueSql {
                 SELECT b.p, timestamptz 'epoch' + b.us * interval '1 microsecond' FROM unnest(?::int[], ?::bigint[]) AS b(p, us)),
             async AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS s),
             picked AS MATERIALIZED (
-                SELECT c.row_id, c.id FROM async, prio LEFT JOIN bound ON bound.p = prio.p CROSS JOIN LATERAL (
+                SELECT c.row_id FROM async, prio LEFT JOIN bound ON bound.p = prio.p CROSS JOIN LATERAL (
                     SELECT j.ctid AS row_id, j.id, j.run_at FROM %1$s j
                     WHERE j.queue = ? AND j.state = 'pending' AND j.priority = prio.p AND j.run_at <= now()
                       AND j.run_at >= coalesce(bound.from_at, '-infinity')

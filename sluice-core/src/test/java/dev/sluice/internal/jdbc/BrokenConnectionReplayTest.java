@@ -111,24 +111,25 @@ class BrokenConnectionReplayTest {
         Db sut = new Db(ds);
         // Work whose every connection dies under it: given up after the bound, reported unavailable.
         AtomicInteger runs = new AtomicInteger();
-        assertThatThrownBy(() -> sut.transaction("suicide", c -> {
-            runs.incrementAndGet();
-            try (Statement s = c.createStatement()) {
-                s.execute("SELECT pg_terminate_backend(pg_backend_pid())");
-            }
-            return null;
-        })).isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATABASE_UNAVAILABLE));
+        assertThatThrownBy(() -> transactionRunning(sut, "SELECT pg_terminate_backend(pg_backend_pid())", runs))
+                .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATABASE_UNAVAILABLE));
         assertThat(runs.get()).isEqualTo(Db.MAX_BROKEN_REPLAYS + 1);
         // An ordinary SQL error runs once.
         AtomicInteger once = new AtomicInteger();
-        assertThatThrownBy(() -> sut.transaction("bad", c -> {
-            once.incrementAndGet();
+        assertThatThrownBy(() -> transactionRunning(sut, "SELECT 1/0", once))
+                .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATABASE_ERROR));
+        assertThat(once.get()).isEqualTo(1);
+    }
+
+    /** A transaction that executes {@code sql}, counting how often its work ran. */
+    private static Object transactionRunning(Db sut, String sql, AtomicInteger runs) {
+        return sut.transaction("run " + sql, c -> {
+            runs.incrementAndGet();
             try (Statement s = c.createStatement()) {
-                s.execute("SELECT 1/0");
+                s.execute(sql);
             }
             return null;
-        })).isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATABASE_ERROR));
-        assertThat(once.get()).isEqualTo(1);
+        });
     }
 
     private static int select1(Connection c) throws SQLException {
