@@ -77,6 +77,20 @@ public enum ErrorCode {
                     + "anything was written.",
             "Correct the expression (for example '0 9 * * MON-FRI' or '@every 5m') or the zone (an IANA name such as "
                     + "'Europe/Berlin'); see docs/schedules.md."),
+    INVALID_DATABASE_URL(14, Category.INVALID_INPUT, false,
+            "The database URL is not valid.",
+            "The URL given to --database-url, SLUICE_DATABASE_URL or Sluice.builder().jdbcUrl(...) is not a PostgreSQL "
+                    + "URL Sluice can use (jdbc:postgresql://host[:port]/database?user=...; postgres:// and postgresql:// "
+                    + "URLs are converted), or one of its parts (such as the port) does not parse. The password is "
+                    + "never shown in the message.",
+            "Correct the URL, for example jdbc:postgresql://localhost:5432/app?user=me (pass the password in the URL, "
+                    + "in ~/.pgpass, or through your own DataSource)."),
+    INVALID_ARGUMENT(15, Category.INVALID_INPUT, false,
+            "A command argument is not valid.",
+            "An argument parsed but cannot be used: a file that does not exist, cannot be read or is larger than the "
+                    + "limit; a number, time or duration outside the supported range (negative durations, times more "
+                    + "than 10 years ahead, ids that do not fit a 64-bit integer). Nothing was changed.",
+            "Correct the argument named in the message; 'sluice <command> --help' shows each flag's form and range."),
 
     // 01xx: catalog state
     STREAM_NOT_FOUND(100, Category.NOT_FOUND, false,
@@ -113,8 +127,9 @@ public enum ErrorCode {
             "No log partition exists for the message and none could be created.",
             "The producer's process creates partitions ahead of the head, but this time it could not (for example "
                     + "the database user lacks CREATE on the schema, or the DDL lock was busy). Nothing was written.",
-            "Grant the producer's user CREATE on the schema, or run a process with DDL rights (the janitor, "
-                    + "'sluice stream register') that keeps partitions ahead; then retry."),
+            "Retry: the produce paths extend partitions before they raise this. If it repeats, grant the producer's "
+                    + "user CREATE on the schema, or have a user with DDL rights run 'sluice stream extend-partitions NAME' "
+                    + "(or stream(name).extendPartitions(n), or register the stream again)."),
     GROUP_NOT_FOUND(108, Category.NOT_FOUND, false,
             "The consumer group does not exist.",
             "The operation names a group that has not been registered on this stream.",
@@ -149,6 +164,28 @@ public enum ErrorCode {
             "An operator action (revive, purge) named a job id that is not a dead job of this queue (never was, already "
                     + "revived or purged, or swept by retention). Nothing was changed by the failing step.",
             "List the queue's dead jobs with 'sluice queue dead QUEUE' and use an id from there."),
+    PRODUCER_BUFFER_FULL(115, Category.STORAGE, true,
+            "The producer's buffer is full.",
+            "Asynchronous produces are buffered until the batcher writes them; the buffer is bounded in messages and "
+                    + "bytes (ProducerConfig.maxBufferedMessages / maxBufferedBytes). It stays full when the database is "
+                    + "slow or unreachable. produceAsync fails at once; produce waits up to ProducerConfig.bufferTimeout "
+                    + "first. The message was not accepted.",
+            "Retry after a pause (back off), produce less at once, or raise the bounds; check that the database is "
+                    + "reachable and keeping up."),
+    SCHEMA_NOT_SLUICE(116, Category.CONFLICT, false,
+            "The schema holds other objects and no Sluice installation.",
+            "Sluice installs its tables only into a schema that is empty or already holds a Sluice installation (its "
+                    + "migration_log), so it never mixes its tables into an application's schema by accident. Nothing "
+                    + "was changed.",
+            "Use a schema of its own (the default 'sluice'), or pass --force-schema (Sluice.builder().forceSchema(true)) "
+                    + "if installing into this schema is intended."),
+    PARTITION_NOT_CREATABLE(117, Category.PERMISSION, false,
+            "No log partition exists for the message and this database user cannot create one.",
+            "The stream's id sequence has run past its partitions and the producer's user lacks the right to create "
+                    + "tables in the schema (a least-privilege runtime role). A retry fails the same way until someone "
+                    + "extends the partitions. Nothing was written; a caller's transaction is rolled back.",
+            "Have a user with DDL rights run 'sluice stream extend-partitions NAME --ahead N' (or "
+                    + "stream(name).extendPartitions(n), or register the stream again), then retry; see docs/security.md."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,
@@ -208,6 +245,10 @@ public enum ErrorCode {
             "No such error code.",
             "'sluice explain' was given a code that is not in the catalogue.",
             "Codes look like SLU-0100; see docs/errors.md for the full list."),
+    TOOL_NOT_FOUND(402, Category.ENVIRONMENT, false,
+            "A program the command runs is not installed.",
+            "The command runs an external program (for example psql for 'sluice db psql') that is not on the PATH.",
+            "Install it (Debian: apt-get install postgresql-client), or use 'sluice db url' with a client of your choice."),
 
     // 05xx: job queues and locks
     UNIQUE_KEY_TAKEN(500, Category.CONFLICT, false,
