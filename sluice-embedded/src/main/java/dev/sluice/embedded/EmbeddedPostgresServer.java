@@ -207,7 +207,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
      * a secret, never log or print it.
      */
     public String jdbcUrl() {
-        return "jdbc:postgresql://localhost:" + port() + "/" + DATABASE + "?user=" + USER + "&password=" + password;
+        return connection().jdbcUrl();
     }
 
     /**
@@ -215,7 +215,12 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
      * the password: a secret, never log or print it.
      */
     public String uri() {
-        return "postgresql://" + USER + ":" + password + "@localhost:" + port() + "/" + DATABASE;
+        return connection().uri();
+    }
+
+    /** Port and password of this server, with the URL forms. */
+    public EmbeddedConnection connection() {
+        return new EmbeddedConnection(port(), password);
     }
 
     /** The superuser's password (a secret; the same as in {@link #passwordFile()}). */
