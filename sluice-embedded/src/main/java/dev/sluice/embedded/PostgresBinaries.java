@@ -6,8 +6,8 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -135,7 +135,7 @@ final class PostgresBinaries {
             Files.createFile(tmp.resolve(".exists"));
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-            } catch (FileAlreadyExistsException | AtomicMoveNotSupportedException | java.nio.file.DirectoryNotEmptyException e) {
+            } catch (FileSystemException e) {
                 // Another JVM extracted the same archive first; its copy is as good as ours.
                 if (!Files.exists(target.resolve(".exists"))) {
                     throw e;
