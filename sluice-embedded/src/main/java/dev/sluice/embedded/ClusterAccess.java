@@ -71,11 +71,13 @@ final class ClusterAccess {
     static void initdb(Path pgDir, Path dataDirectory, String password) {
         Path pwfile = null;
         try {
-            // initdb wants an empty data directory, so the password travels in a 0600 file beside it.
-            pwfile = FilePermissions.posix(dataDirectory.getFileSystem())
-                    ? Files.createTempFile(dataDirectory.getParent(), ".sluice-initdb-", ".tmp",
+            // initdb wants an empty data directory, so the password travels in a 0600 file in the
+            // private cache directory (prepared with the binaries).
+            Path dir = PostgresBinaries.cacheRoot();
+            pwfile = FilePermissions.posix(dir.getFileSystem())
+                    ? Files.createTempFile(dir, ".sluice-initdb-", ".tmp",
                             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))
-                    : Files.createTempFile(dataDirectory.getParent(), ".sluice-initdb-", ".tmp");
+                    : Files.createTempFile(dir, ".sluice-initdb-", ".tmp");
             Files.writeString(pwfile, password + "\n", StandardCharsets.UTF_8);
             PgCommand.Result r = PgCommand.run(PostgresBinaries.command(pgDir, "initdb",
                     "-A", "scram-sha-256", "--pwfile=" + pwfile, "-U", EmbeddedPostgresServer.USER,
@@ -92,7 +94,7 @@ final class ClusterAccess {
                 try {
                     Files.deleteIfExists(pwfile);
                 } catch (IOException ignored) {
-                    // A leftover 0600 file in the parent directory reveals nothing to other users.
+                    // A leftover 0600 file in the private cache directory reveals nothing to other users.
                 }
             }
         }
