@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * settings ({@code fsync=on}, {@code synchronous_commit=on}) and listening on loopback only.
  *
  * <p>Only the current user gets in: the cluster's superuser {@value #USER} has a random password
- * (scram-sha-256) created with the cluster and kept in {@value ClusterAccess#PASSWORD_FILE} (mode
+ * (scram-sha-256) created with the cluster and kept in {@code sluice-password} (mode
  * 0600) in the data directory (mode 0700); pg_hba.conf has no trust line; the Unix socket lives in
  * the data directory with mode 0700; the binaries are extracted into a cache directory only the
  * current user can write. A cluster created by an older Sluice (trust, no password) gets a password
