@@ -110,7 +110,8 @@ RESULTS=$OUT/results.jsonl
 
 if [ "$EMBEDDED" = 1 ]; then
   say "starting Sluice's embedded PostgreSQL"
-  java -cp "$SLUICE_JAR" "$HERE/tools/PeersAdmin.java" embedded >"$OUT/embedded.out" 2>"$OUT/embedded.log" &
+  # embedded.out gets the server's URL with its password: owner-only, deleted once read.
+  (umask 077; exec java -cp "$SLUICE_JAR" "$HERE/tools/PeersAdmin.java" embedded >"$OUT/embedded.out" 2>"$OUT/embedded.log") &
   EMBEDDED_PID=$!
   for _ in $(seq 1 120); do
     grep -q '^URL ' "$OUT/embedded.out" 2>/dev/null && break
@@ -118,6 +119,7 @@ if [ "$EMBEDDED" = 1 ]; then
     sleep 1
   done
   DATABASE_URL=$(sed -n 's/^URL //p' "$OUT/embedded.out")
+  rm -f "$OUT/embedded.out"
   [ -n "$DATABASE_URL" ] || die "the embedded server did not report its URL"
 elif [ -z "$DATABASE_URL" ]; then
   if command -v pg_lsclusters >/dev/null && pg_lsclusters 2>/dev/null | awk '$1==15 && $2=="main"' | grep -q down; then
@@ -130,7 +132,7 @@ fi
 
 # postgresql://user[:password]@host[:port]/db[?params] -> the JDBC form the Java drivers use.
 re='^postgres(ql)?://([^:@/]+)(:([^@/]*))?@([^:/?]+)(:([0-9]+))?/([^?]+)(\?(.*))?$'
-[[ $DATABASE_URL =~ $re ]] || die "cannot read --database-url '$DATABASE_URL' (want postgresql://user:password@host:port/db)"
+[[ $DATABASE_URL =~ $re ]] || die "cannot read --database-url (want postgresql://user:password@host:port/db; not echoed: it may carry a password)"
 PG_USER=${BASH_REMATCH[2]}; PG_PASS=${BASH_REMATCH[4]}; PG_HOST=${BASH_REMATCH[5]}
 PG_PORT=${BASH_REMATCH[7]:-5432}; PG_DB=${BASH_REMATCH[8]}; PG_PARAMS=${BASH_REMATCH[10]}
 jdbc_for() { # $1 = database

@@ -15,7 +15,7 @@ import java.util.concurrent.CountDownLatch;
  *   <li>{@code ensure-database JDBC_URL NAME}: creates database NAME (through the given URL's database) if missing;</li>
  *   <li>{@code clean JDBC_URL SCHEMA...}: drops the schemas (CASCADE) so every system starts from nothing;</li>
  *   <li>{@code embedded}: starts Sluice's embedded PostgreSQL (temporary, durable settings) and prints
- *       {@code URL postgresql://…} once it is up; runs until killed.</li>
+ *       {@code URL postgresql://user:password@…} once it is up (a secret); runs until killed.</li>
  * </ul>
  */
 public final class PeersAdmin {
@@ -82,8 +82,8 @@ public final class PeersAdmin {
             server.close();
             stopped.countDown();
         }));
-        System.out.println("URL postgresql://" + EmbeddedPostgresServer.USER + "@localhost:" + server.port() + "/"
-                + EmbeddedPostgresServer.DATABASE);
+        // The URI carries the server's password (docs/security.md): run.sh reads it from a 0600 file and deletes it.
+        System.out.println("URL " + server.uri());
         System.out.flush();
         stopped.await();
     }

@@ -269,10 +269,12 @@ public final class Lab {
                 "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
                 "-Dorg.slf4j.simpleLogger.log.dev.sluice.internal.consume=debug",
                 "-cp", System.getProperty("java.class.path"), LabWorker.class.getName(),
-                role, url, name, Long.toString(o.duration().toMillis()), Integer.toString(o.rate()),
+                role, name, Long.toString(o.duration().toMillis()), Integer.toString(o.rate()),
                 Double.toString(o.failureRate()), Double.toString(o.hangRate()), Double.toString(o.longTransactions()),
                 Long.toString(o.leaseTimeout().toMillis()), Long.toString(o.seed()));
         ProcessBuilder pb = new ProcessBuilder(cmd);
+        // The URL may carry the embedded server's password: the environment, unlike argv, is the owner's only.
+        pb.environment().put(LabWorker.URL_ENV, url);
         File log = work.resolve(name + ".log").toFile();
         pb.redirectErrorStream(true);
         pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log));

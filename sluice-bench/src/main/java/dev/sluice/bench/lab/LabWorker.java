@@ -30,7 +30,9 @@ import javax.sql.DataSource;
  * the ledger; {@code consumer} consumes every lab group and records every handler call. The
  * orchestrator kills and restarts these processes.
  *
- * <p>Arguments: {@code role url instance durationMs rate failureRate hangRate longTx leaseMs seed}.
+ * <p>Arguments: {@code role instance durationMs rate failureRate hangRate longTx leaseMs seed}; the database URL
+ * comes in the environment variable {@value #URL_ENV} (it may carry a password, and a command line is
+ * visible to every local user).
  */
 public final class LabWorker {
     /** A payload of another schema version: groups consuming version 1 skip it. */
@@ -38,20 +40,26 @@ public final class LabWorker {
     public record EventV2(String tag, long n) {
     }
 
+    /** The environment variable the orchestrator passes the database URL in. */
+    public static final String URL_ENV = "SLUICE_LAB_DATABASE_URL";
+
     private LabWorker() {
     }
 
     public static void main(String[] args) throws Exception {
         String role = args[0];
-        String url = args[1];
-        String instance = args[2];
-        long durationMs = Long.parseLong(args[3]);
-        int rate = Integer.parseInt(args[4]);
-        double failureRate = Double.parseDouble(args[5]);
-        double hangRate = Double.parseDouble(args[6]);
-        double longTx = Double.parseDouble(args[7]);
-        long leaseMs = Long.parseLong(args[8]);
-        long seed = Long.parseLong(args[9]);
+        String url = System.getenv(URL_ENV);
+        if (url == null || url.isBlank()) {
+            throw new IllegalArgumentException("the database URL is missing: set " + URL_ENV);
+        }
+        String instance = args[1];
+        long durationMs = Long.parseLong(args[2]);
+        int rate = Integer.parseInt(args[3]);
+        double failureRate = Double.parseDouble(args[4]);
+        double hangRate = Double.parseDouble(args[5]);
+        double longTx = Double.parseDouble(args[6]);
+        long leaseMs = Long.parseLong(args[7]);
+        long seed = Long.parseLong(args[8]);
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(url);
         hc.setMaximumPoolSize(20); // 3 groups x 8 handlers writing ledger rows, plus the consumers' own work

@@ -29,7 +29,10 @@ public final class SluiceTestExtension implements BeforeAllCallback, AfterAllCal
     private static final Map<String, Set<String>> EXTRA_SCHEMAS = new ConcurrentHashMap<>();
     private static volatile EmbeddedPostgresServer server;
 
-    /** The JDBC URL of the server every test of this JVM uses, starting the embedded one if needed. */
+    /**
+     * The JDBC URL of the server every test of this JVM uses, starting the embedded one if needed; it
+     * carries the embedded server's password.
+     */
     public static synchronized String serverUrl() {
         String external = System.getenv(DATABASE_URL_ENV);
         if (external != null && !external.isBlank()) {
@@ -37,7 +40,8 @@ public final class SluiceTestExtension implements BeforeAllCallback, AfterAllCal
         }
         if (server == null) {
             server = EmbeddedPostgresServer.startTemporary();
-            // Stopped by zonky's shutdown hook at JVM exit; one server serves every test class.
+            // Stopped (and its directory deleted) by the server's shutdown hook at JVM exit; one server
+            // serves every test class.
         }
         return server.jdbcUrl();
     }

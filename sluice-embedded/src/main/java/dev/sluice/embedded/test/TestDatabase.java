@@ -10,7 +10,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * The database a {@link SluiceTest} class runs against: a JDBC URL, a data source and the fresh
  * schema reserved for this test class.
  *
- * @param jdbcUrl    JDBC URL of the server (embedded, or {@code SLUICE_TEST_DATABASE_URL})
+ * @param jdbcUrl    JDBC URL of the server (embedded, or {@code SLUICE_TEST_DATABASE_URL}); it carries the
+ *                   password, so {@link #toString()} leaves it out
  * @param schema     the schema reserved for this test class (created empty, dropped afterwards)
  * @param external   whether the server is external (from {@code SLUICE_TEST_DATABASE_URL})
  */
@@ -35,6 +36,12 @@ public record TestDatabase(String jdbcUrl, String schema, boolean external) {
         } catch (SQLException e) {
             throw new IllegalStateException("test SQL failed: " + sql, e);
         }
+    }
+
+    /** Names the schema only: the URL carries a password. */
+    @Override
+    public String toString() {
+        return "TestDatabase[schema=" + schema + ", external=" + external + "]";
     }
 
     /** A further fresh schema name, unique on the server, that is dropped with this test class. */
