@@ -23,13 +23,20 @@ public interface Producer<T> extends AutoCloseable {
     }
 
     /**
-     * Produces one message through the batcher and waits until its transaction committed.
+     * Produces one message through the batcher and waits until its transaction committed. When the
+     * producer's buffer is full (see {@link ProducerConfig}), waits up to
+     * {@link ProducerConfig#bufferTimeout()} for room first.
      *
      * @return the id, or for a duplicate idempotency key the original id with {@code duplicate=true}
+     * @throws SluiceException {@link ErrorCode#PRODUCER_BUFFER_FULL} (retryable) when the buffer stayed full
      */
     Produced produce(T payload, ProduceOptions options);
 
-    /** Like {@link #produce(Object, ProduceOptions)} without waiting; the future fails with a {@link SluiceException}. */
+    /**
+     * Like {@link #produce(Object, ProduceOptions)} without waiting; the future fails with a
+     * {@link SluiceException}. Never blocks for room: when the producer's buffer is full the returned
+     * future has already failed with {@link ErrorCode#PRODUCER_BUFFER_FULL} (retryable; back off).
+     */
     CompletableFuture<Produced> produceAsync(T payload, ProduceOptions options);
 
     /**

@@ -59,7 +59,8 @@ public final class DefaultProducer<T> implements Producer<T> {
         this.committed = committed;
         Serde<T> serde = config.serde() != null ? (Serde<T>) config.serde() : Serde.forType(payloadType);
         this.encoder = new MessageEncoder<>(serde, payloadType);
-        this.batcher = new Batcher(streamName, config.maxBatchSize(), config.maxInFlight(), this::flush);
+        this.batcher = new Batcher(streamName, config.maxBatchSize(), config.maxInFlight(), new Batcher.Bounds(
+                config.maxBufferedMessages(), config.maxBufferedBytes(), config.bufferTimeout()), this::flush);
     }
 
     @Override
@@ -97,7 +98,7 @@ public final class DefaultProducer<T> implements Producer<T> {
     @Override
     public Produced produce(T payload, ProduceOptions options) {
         try {
-            return produceAsync0(payload, options).get();
+            return produceAsync0(payload, options, true).get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SluiceException(ErrorCode.PRODUCER_CLOSED, "interrupted while waiting for the commit", e);
@@ -109,16 +110,17 @@ public final class DefaultProducer<T> implements Producer<T> {
     @Override
     public CompletableFuture<Produced> produceAsync(T payload, ProduceOptions options) {
         try {
-            return produceAsync0(payload, options);
+            return produceAsync0(payload, options, false);
         } catch (SluiceException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
-    private CompletableFuture<Produced> produceAsync0(T payload, ProduceOptions options) {
+    /** Validates and hands the message to the batcher; {@code wait}: wait for room in a full buffer. */
+    private CompletableFuture<Produced> produceAsync0(T payload, ProduceOptions options, boolean wait) {
         ensureOpen();
         Resolved r = resolved();
-        return batcher.submit(encoder.encode(payload, options, r.target().maxPayloadBytes()));
+        return batcher.submit(encoder.encode(payload, options, r.target().maxPayloadBytes()), wait);
     }
 
     @Override
@@ -184,7 +186,7 @@ public final class DefaultProducer<T> implements Producer<T> {
         try {
             r = resolved();
         } catch (RuntimeException e) {
-            batch.forEach(q -> q.future().completeExceptionally(e));
+            batch.forEach(q -> batcher.fail(q, e));
             return;
         }
         List<Encoded> messages = new ArrayList<>(batch.size());
@@ -192,18 +194,18 @@ public final class DefaultProducer<T> implements Producer<T> {
         try {
             List<Produced> results = write(r, messages);
             for (int i = 0; i < batch.size(); i++) {
-                batch.get(i).future().complete(results.get(i));
+                batcher.succeed(batch.get(i), results.get(i));
             }
         } catch (SluiceException e) {
             if (batch.size() == 1 || !isolatable(e)) {
-                batch.forEach(q -> q.future().completeExceptionally(e));
+                batch.forEach(q -> batcher.fail(q, e));
                 return;
             }
             for (Batcher.Request q : batch) {
                 try {
-                    q.future().complete(write(r, List.of(q.message())).get(0));
+                    batcher.succeed(q, write(r, List.of(q.message())).get(0));
                 } catch (RuntimeException single) {
-                    q.future().completeExceptionally(single);
+                    batcher.fail(q, single);
                 }
             }
         }
