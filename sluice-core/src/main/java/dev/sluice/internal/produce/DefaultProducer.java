@@ -162,6 +162,11 @@ public final class DefaultProducer<T> implements Producer<T> {
             r.keeper().afterWrite(p.id());
             return p;
         } catch (SQLException ex) {
+            if (isMissingPartition(ex)) {
+                // The caller's transaction is aborted and cannot see partitions attached now, so the
+                // retry is the caller's, in a new transaction: extend (on a connection of our own) first.
+                throw afterExtending(r, translate(ex, r));
+            }
             throw translate(ex, r);
         }
     }
@@ -215,7 +220,7 @@ public final class DefaultProducer<T> implements Producer<T> {
     private static boolean isolatable(SluiceException e) {
         return switch (e.code()) {
             case COMMIT_OUTCOME_UNKNOWN, DATABASE_UNAVAILABLE, STREAM_NOT_FOUND, PRODUCER_CLOSED,
-                    DATABASE_OLDER, DATABASE_NEWER -> false;
+                    DATABASE_OLDER, DATABASE_NEWER, PARTITION_UNAVAILABLE, PARTITION_NOT_CREATABLE -> false;
             default -> true;
         };
     }
@@ -253,12 +258,32 @@ public final class DefaultProducer<T> implements Producer<T> {
                 return out;
             } catch (SluiceException e) {
                 if (e.code() == ErrorCode.PARTITION_UNAVAILABLE && attempt == 1) {
-                    r.keeper().extend(Math.max(1024, config.maxBatchSize()));
+                    SluiceException refused = afterExtending(r, e);
+                    if (refused.code() == ErrorCode.PARTITION_NOT_CREATABLE) {
+                        throw refused;
+                    }
                     continue;
                 }
                 throw e;
             }
         }
+    }
+
+    /**
+     * Extends the partitions on a connection of the keeper's own after a write met a missing one, and
+     * returns the error to raise if the write is not retried: {@code missing} itself (retryable) when
+     * the extension ran or may run later, {@link ErrorCode#PARTITION_NOT_CREATABLE} when this database
+     * user may not create partitions — then a retry fails the same way until an admin extends them.
+     */
+    private SluiceException afterExtending(Resolved r, SluiceException missing) {
+        if (r.keeper().extend(Math.max(1024, config.maxBatchSize())) != PartitionKeeper.Extension.NOT_PERMITTED) {
+            return missing;
+        }
+        return new SluiceException(ErrorCode.PARTITION_NOT_CREATABLE, "stream '" + streamName + "' has run past its"
+                + " log partitions and this database user may not create tables in schema '" + schema + "'; a user"
+                + " with CREATE on that schema (the one that registered the stream) must run 'sluice stream"
+                + " extend-partitions " + streamName + "' (or stream(\"" + streamName + "\").extendPartitions(n))",
+                missing.getCause());
     }
 
     private static boolean isMissingPartition(SQLException e) {
