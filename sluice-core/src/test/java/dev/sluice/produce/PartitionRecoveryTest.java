@@ -15,6 +15,8 @@ import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
 import dev.sluice.testing.PgCatalog;
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -52,14 +54,26 @@ class PartitionRecoveryTest {
         assertThat(p.produce("first").id()).isEqualTo(1); // resolves the producer's partition keeper
         long head = runPastPartitions(db, id, 50);
 
+        String orders = "\"" + db.schema() + "\".outbox_orders";
+        db.execute("CREATE TABLE " + orders + " (id text PRIMARY KEY)");
         try (Connection c = db.connect()) {
             c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("INSERT INTO " + orders + " VALUES ('o-1')");
+            }
             assertThatThrownBy(() -> p.produceInTransaction(c, "lost", ProduceOptions.NONE))
                     .isInstanceOfSatisfying(SluiceException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.PARTITION_UNAVAILABLE);
                         assertThat(e.retryable()).isTrue();
                     });
-            c.rollback(); // the failed insert aborted the caller's transaction
+            // The failed insert aborted the caller's transaction: a commit keeps nothing of it.
+            try {
+                c.commit();
+            } catch (SQLException expected) {
+                // pgjdbc may report the silent rollback; either way nothing was kept
+            }
+            c.rollback();
+            assertThat(rows.scalar("SELECT count(*) FROM " + orders)).isZero();
             Produced retried = p.produceInTransaction(c, "retried", ProduceOptions.NONE);
             c.commit();
             assertThat(retried.id()).isGreaterThan(head);
