@@ -132,6 +132,18 @@ final class Batcher {
         r.future().complete(produced);
     }
 
+    /** Completes a whole batch in order (one release for all of it); see {@link #succeed}. */
+    void succeedAll(List<Request> batch, List<Produced> results) {
+        long bytes = 0;
+        for (Request r : batch) {
+            bytes += r.bytes();
+        }
+        release(batch.size(), bytes);
+        for (int i = 0; i < batch.size(); i++) {
+            batch.get(i).future().complete(results.get(i));
+        }
+    }
+
     /** Fails a request taken by a worker, releasing its room first; see {@link #succeed}. */
     void fail(Request r, Throwable error) {
         release(1, r.bytes());

@@ -197,10 +197,7 @@ public final class DefaultProducer<T> implements Producer<T> {
         List<Encoded> messages = new ArrayList<>(batch.size());
         batch.forEach(q -> messages.add(q.message()));
         try {
-            List<Produced> results = write(r, messages);
-            for (int i = 0; i < batch.size(); i++) {
-                batcher.succeed(batch.get(i), results.get(i));
-            }
+            batcher.succeedAll(batch, write(r, messages));
         } catch (SluiceException e) {
             if (batch.size() == 1 || !isolatable(e)) {
                 batch.forEach(q -> batcher.fail(q, e));
