@@ -30,7 +30,10 @@ final class StreamCommand {
 
     static void print(Base cmd, StreamInfo info) {
         if (cmd.json()) {
-            Output.json(cmd.out(), Output.stream(info));
+            Map<String, Object> m = Output.stream(info);
+            // Settings stored but not acted on until the janitor lands: said in the JSON too.
+            m.put("not_enforced_yet", List.of("retention", "allow_drop_past_committed", "empty_compaction_head_ttl"));
+            Output.json(cmd.out(), m);
             return;
         }
         Map<String, Object> f = new LinkedHashMap<>();

@@ -68,6 +68,11 @@ class StreamPartitionsCliTest {
         CliTest.Run forever = run(db, schema, "stream", "get", "forever");
         assertThat(line(forever.out(), "retention:")).endsWith("forever");
         assertThat(run(db, schema, "stream", "list").out()).contains("7d (not enforced yet)");
+        JsonNode json = run(db, schema, "stream", "get", "kept", "-o", "json").json();
+        assertThat(json.at("/config/retention").asText()).isEqualTo("PT168H");
+        List<String> notEnforced = new ArrayList<>();
+        json.get("not_enforced_yet").forEach(n -> notEnforced.add(n.asText()));
+        assertThat(notEnforced).contains("retention", "empty_compaction_head_ttl");
 
         // The usage text (on stdout for a help option, on stderr after a usage error) says so at --retention.
         CliTest.Run help = raw("stream", "register", "--help");

@@ -161,6 +161,8 @@ class LeastPrivilegeTest {
                             e -> assertThat(e.code()).isEqualTo(ErrorCode.PARTITION_NOT_CREATABLE));
             c.rollback();
         }
+        assertThatThrownBy(() -> runtime.stream("orders").extendPartitions(5)).as("extending is the admin's")
+                .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.PERMISSION_DENIED));
         String log = q + ".message_log_" + streamId;
         assertThat(count(db, "SELECT count(*) FROM " + log)).isEqualTo(written);
 
