@@ -2,6 +2,7 @@ package dev.sluice.produce;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.sluice.ErrorCode;
 import dev.sluice.ProduceOptions;
@@ -112,6 +113,79 @@ class ProducerBufferTest {
         assertThat(rows.count(id)).isEqualTo(2 + 54 + 2);
         byCount.close();
         byBytes.close();
+    }
+
+    /** Takes an EXCLUSIVE lock on the stream's log in its own transaction: no batch can commit until rollback. */
+    private static Connection hold(TestDatabase db, long streamId) throws Exception {
+        Connection hold = db.connect();
+        hold.setAutoCommit(false);
+        try (Statement s = hold.createStatement()) {
+            s.execute("LOCK TABLE \"" + db.schema() + "\".message_log_" + streamId + " IN EXCLUSIVE MODE");
+        }
+        return hold;
+    }
+
+    @Test
+    void aWaitingProduceGoesThroughOnceABatchFreesRoom(TestDatabase db) throws Exception {
+        long id = sluice.stream("room").register().id();
+        Producer<String> p = sluice.stream("room", String.class).producer(ProducerConfig.defaults().withMaxInFlight(1)
+                .withMaxBufferedMessages(5).withBufferTimeout(Duration.ofSeconds(60)));
+        p.produce("warm-up");
+        List<CompletableFuture<Produced>> accepted = new ArrayList<>();
+        CompletableFuture<Produced> waiting;
+        Thread caller;
+        try (Connection hold = hold(db, id)) {
+            for (int i = 0; i < 5; i++) {
+                accepted.add(p.produceAsync("m" + i, ProduceOptions.NONE));
+            }
+            assertThat(accepted).noneMatch(CompletableFuture::isCompletedExceptionally);
+            waiting = new CompletableFuture<>();
+            CompletableFuture<Produced> result = waiting;
+            caller = new Thread(() -> {
+                try {
+                    result.complete(p.produce("waited"));
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                }
+            });
+            caller.start();
+            // The caller is parked waiting for room (not failed, not through).
+            await().atMost(Duration.ofSeconds(30)).until(() -> caller.getState() == Thread.State.TIMED_WAITING);
+            assertThat(waiting).isNotDone();
+            hold.rollback();
+        }
+        assertThat(waiting).succeedsWithin(Duration.ofSeconds(30));
+        accepted.forEach(f -> assertThat(f).succeedsWithin(Duration.ofSeconds(30)));
+        assertThat(rows.count(id)).isEqualTo(1 + 5 + 1);
+        p.close();
+    }
+
+    @Test
+    void closingWakesAWaitingProduceWithProducerClosed(TestDatabase db) throws Exception {
+        long id = sluice.stream("closing").register().id();
+        Producer<String> p = sluice.stream("closing", String.class).producer(ProducerConfig.defaults().withMaxInFlight(1)
+                .withMaxBufferedMessages(3).withBufferTimeout(Duration.ofSeconds(60)).withShutdownTimeout(Duration.ofMillis(200)));
+        p.produce("warm-up");
+        try (Connection hold = hold(db, id)) {
+            for (int i = 0; i < 3; i++) {
+                p.produceAsync("m" + i, ProduceOptions.NONE);
+            }
+            CompletableFuture<Produced> waiting = new CompletableFuture<>();
+            Thread caller = new Thread(() -> {
+                try {
+                    waiting.complete(p.produce("waited"));
+                } catch (RuntimeException e) {
+                    waiting.completeExceptionally(e);
+                }
+            });
+            caller.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> caller.getState() == Thread.State.TIMED_WAITING);
+            p.close();
+            assertThat(waiting).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+                    .havingCause().isInstanceOfSatisfying(SluiceException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.PRODUCER_CLOSED));
+            hold.rollback();
+        }
     }
 
     @Test
