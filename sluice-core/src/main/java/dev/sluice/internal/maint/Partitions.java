@@ -7,7 +7,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Creates {@code message_log_<id>} partitions ahead of the head, so producers never need DDL rights
@@ -24,6 +26,10 @@ public final class Partitions {
     public static final long AHEAD_IDS = 1024;
 
     private static final String LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
+    private static final String ATTACHED = """
+            SELECT k.relname FROM pg_inherits i JOIN pg_class k ON k.oid = i.inhrelid
+            WHERE i.inhparent = to_regclass(?)
+            """;
 
     private Partitions() {
     }
@@ -73,11 +79,14 @@ public final class Partitions {
     private static List<String> ensureRange(Connection c, FamilyTables family, long partitionSize, long headIndex,
                                             long lastIndex) throws SQLException {
         long firstIndex = lowestExisting(c, family, partitionSize).orElse(0L);
+        // One catalog read rather than one per partition: a long-lived stream has many.
+        Set<String> existing = attached(c, family);
         List<String> created = new ArrayList<>();
         for (long k = Math.min(firstIndex, headIndex); k <= lastIndex; k++) {
-            if (create(c, family, partitionSize, k)) {
-                String name = family.messageLogPartition(k);
-                created.add(name.substring(name.lastIndexOf('.') + 1));
+            String name = family.messageLogPartition(k);
+            String table = name.substring(name.lastIndexOf('.') + 1);
+            if (!existing.contains(table) && create(c, family, partitionSize, k)) {
+                created.add(table);
             }
         }
         return created;
@@ -101,6 +110,20 @@ public final class Partitions {
             rs.next();
             return rs.getLong(1);
         }
+    }
+
+    /** The names (unqualified) of the log's attached partitions. */
+    private static Set<String> attached(Connection c, FamilyTables family) throws SQLException {
+        Set<String> out = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(ATTACHED)) {
+            ps.setString(1, family.messageLog());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+        }
+        return out;
     }
 
     /** The exclusive upper id bound of the highest partition (0 when there is none). */
