@@ -23,13 +23,20 @@ public interface Producer<T> extends AutoCloseable {
     }
 
     /**
-     * Produces one message through the batcher and waits until its transaction committed.
+     * Produces one message through the batcher and waits until its transaction committed. When the
+     * producer's buffer is full (see {@link ProducerConfig}), waits up to
+     * {@link ProducerConfig#bufferTimeout()} for room first.
      *
      * @return the id, or for a duplicate idempotency key the original id with {@code duplicate=true}
+     * @throws SluiceException {@link ErrorCode#PRODUCER_BUFFER_FULL} (retryable) when the buffer stayed full
      */
     Produced produce(T payload, ProduceOptions options);
 
-    /** Like {@link #produce(Object, ProduceOptions)} without waiting; the future fails with a {@link SluiceException}. */
+    /**
+     * Like {@link #produce(Object, ProduceOptions)} without waiting; the future fails with a
+     * {@link SluiceException}. Never blocks for room: when the producer's buffer is full the returned
+     * future has already failed with {@link ErrorCode#PRODUCER_BUFFER_FULL} (retryable; back off).
+     */
     CompletableFuture<Produced> produceAsync(T payload, ProduceOptions options);
 
     /**
@@ -42,6 +49,15 @@ public interface Producer<T> extends AutoCloseable {
      * Inserts the message inside the caller's open transaction (auto-commit off): the message exists
      * if and only if the caller commits. Never commits, never retries; compaction-key and
      * idempotency-key row locks are held until the caller's transaction ends.
+     *
+     * <p>Validation errors are raised before any round trip and leave the transaction as it was. Any
+     * error after the insert was sent leaves the caller's transaction aborted: PostgreSQL refuses its
+     * further statements and its commit rolls it back, so nothing of it is kept. Roll back, and retry
+     * the whole unit of work in a new transaction when the error is retryable. A missing log partition
+     * ({@link ErrorCode#PARTITION_UNAVAILABLE}) is extended on a connection of the producer's own
+     * before the error is raised, so that retry succeeds; when this database user may not create
+     * partitions the error is {@link ErrorCode#PARTITION_NOT_CREATABLE} (not retryable until an admin
+     * runs {@code sluice stream extend-partitions}).
      */
     Produced produceInTransaction(Connection connection, T payload, ProduceOptions options);
 

@@ -39,7 +39,9 @@ public final class Stream<T> {
      * Creates the stream (its family of tables and first partitions; the control plane too when
      * missing) or, when it exists, replaces its configuration with this whole document (the newest
      * declaration wins; unset fields mean defaults). Every declaration is logged in
-     * {@code stream_config_log}. One transaction: all of it happens or none.
+     * {@code stream_config_log}. One transaction: all of it happens or none. Registering an existing
+     * stream again also creates any log partitions missing ahead of its head (see
+     * {@link #extendPartitions(int)}).
      *
      * @throws SluiceException {@link ErrorCode#INVALID_NAME} for a bad name (no round trip),
      *                         {@link ErrorCode#IMMUTABLE_FIELD} when the partition size differs,
@@ -49,6 +51,31 @@ public final class Stream<T> {
     public StreamInfo register(StreamConfig config) {
         java.util.Objects.requireNonNull(config, "config");
         return sluice.streamCatalog().register(name, config, sluice.migrate());
+    }
+
+    /** The most partitions {@link #extendPartitions(int)} creates ahead of the head in one call. */
+    public static final int MAX_PARTITIONS_AHEAD = 10_000;
+
+    /**
+     * Creates log partitions ahead of the stream's head (the highest id handed out), for producers
+     * whose database user may not run DDL (see docs/security.md, "Least-privilege roles"). Creates every
+     * missing partition from the head's through {@code partitionsAhead} more (never fewer than the
+     * producers keep ahead by themselves: one partition and 1,024 ids); idempotent, so run it as
+     * often as you like, for example from a scheduled job of an admin user. Registering the stream
+     * again does the same with the minimum room.
+     *
+     * @param partitionsAhead partitions to have ready past the head's, 1 to {@link #MAX_PARTITIONS_AHEAD}
+     * @return what was created and the ids now covered
+     * @throws SluiceException {@link ErrorCode#INVALID_CONFIG} for a count out of range (no round trip),
+     *                         {@link ErrorCode#STREAM_NOT_FOUND}, {@link ErrorCode#PERMISSION_DENIED} when this
+     *                         database user may not create tables in the schema
+     */
+    public PartitionExtension extendPartitions(int partitionsAhead) {
+        if (partitionsAhead < 1 || partitionsAhead > MAX_PARTITIONS_AHEAD) {
+            throw new SluiceException(ErrorCode.INVALID_CONFIG, "partitionsAhead must be between 1 and "
+                    + MAX_PARTITIONS_AHEAD + " (got " + partitionsAhead + ")");
+        }
+        return sluice.streamCatalog().extendPartitions(name, partitionsAhead);
     }
 
     /** The stream as stored, or empty when it does not exist. */

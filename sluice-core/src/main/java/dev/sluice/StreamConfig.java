@@ -8,10 +8,16 @@ import java.util.Objects;
  * takes its default, and the newest declaration wins (see {@link Stream#register(StreamConfig)}).
  *
  * @param partitionSize          ids per {@code message_log} partition (default 1,000,000); immutable after creation
- * @param retention              how long messages are kept before the janitor may drop their partition; {@code null} keeps them forever (default)
- * @param allowDropPastCommitted whether retention may drop partitions some group has not committed yet (default false)
- * @param idempotencyKeyTtl      how long an idempotency key deduplicates produces (default 24 h)
- * @param emptyCompactionHeadTtl how long an idle compaction key row without a head stays before it is swept (default 1 h)
+ * @param retention              how long messages are kept before the janitor may drop their partition; {@code null} keeps them forever
+ *                               (default). <b>Not enforced yet:</b> the janitor has not landed, so the value is stored and shown
+ *                               ({@code sluice stream get} says "not enforced yet") but nothing drops old messages
+ * @param allowDropPastCommitted whether retention may drop partitions some group has not committed yet (default false);
+ *                               like retention, it takes effect with the janitor
+ * @param idempotencyKeyTtl      how long an idempotency key deduplicates produces (default 24 h). Enforced when producing
+ *                               (an expired key is taken over by the next message with it); the sweep of expired key rows
+ *                               comes with the janitor, so until then they stay stored
+ * @param emptyCompactionHeadTtl how long an idle compaction key row without a head stays before it is swept (default 1 h).
+ *                               <b>Not enforced yet:</b> the sweep comes with the janitor
  * @param deliveryLogMode        which delivery events are recorded (default {@link DeliveryLogMode#FAILURES})
  * @param maxPayloadBytes        largest accepted payload in bytes (default 1 MiB, at most 64 MiB)
  */
@@ -108,7 +114,7 @@ public record StreamConfig(
             return this;
         }
 
-        /** Message retention; {@code null} keeps messages forever. */
+        /** Message retention; {@code null} keeps messages forever. Stored, not enforced until the janitor lands. */
         public Builder retention(Duration retention) {
             this.retention = retention;
             return this;
@@ -126,7 +132,7 @@ public record StreamConfig(
             return this;
         }
 
-        /** How long an empty compaction head row stays. */
+        /** How long an empty compaction head row stays. Stored, not enforced until the janitor lands. */
         public Builder emptyCompactionHeadTtl(Duration ttl) {
             this.emptyCompactionHeadTtl = ttl;
             return this;

@@ -2,6 +2,7 @@ package dev.sluice.cli;
 
 import dev.sluice.DeliveryLogMode;
 import dev.sluice.ErrorCode;
+import dev.sluice.PartitionExtension;
 import dev.sluice.SluiceException;
 import dev.sluice.StreamConfig;
 import dev.sluice.StreamInfo;
@@ -15,12 +16,24 @@ import picocli.CommandLine.Parameters;
 
 @Command(name = "stream", description = "Register, inspect, rename and destroy streams.",
         subcommands = {StreamCommand.ListStreams.class, StreamCommand.Get.class, StreamCommand.Register.class,
-                StreamCommand.Rename.class, StreamCommand.Destroy.class, StreamIo.Produce.class, StreamIo.Read.class})
+                StreamCommand.Rename.class, StreamCommand.Destroy.class, StreamCommand.ExtendPartitions.class,
+                StreamIo.Produce.class, StreamIo.Read.class})
 final class StreamCommand {
+
+    /** Said of every setting only the janitor (not built yet) would act on: no silent promise. */
+    static final String NOT_ENFORCED = " (not enforced yet)";
+
+    /** A retention for people: "forever", or the duration marked as not enforced yet. */
+    static String retention(java.time.Duration retention) {
+        return retention == null ? Output.duration(null) : Output.duration(retention) + NOT_ENFORCED;
+    }
 
     static void print(Base cmd, StreamInfo info) {
         if (cmd.json()) {
-            Output.json(cmd.out(), Output.stream(info));
+            Map<String, Object> m = Output.stream(info);
+            // Settings stored but not acted on until the janitor lands: said in the JSON too.
+            m.put("not_enforced_yet", List.of("retention", "allow_drop_past_committed", "empty_compaction_head_ttl"));
+            Output.json(cmd.out(), m);
             return;
         }
         Map<String, Object> f = new LinkedHashMap<>();
@@ -28,10 +41,11 @@ final class StreamCommand {
         f.put("name", info.name());
         StreamConfig c = info.config();
         f.put("partition_size", c.partitionSize());
-        f.put("retention", Output.duration(c.retention()));
+        f.put("retention", retention(c.retention()));
         f.put("allow_drop_past_committed", c.allowDropPastCommitted());
-        f.put("idempotency_key_ttl", Output.duration(c.idempotencyKeyTtl()));
-        f.put("empty_compaction_head_ttl", Output.duration(c.emptyCompactionHeadTtl()));
+        // Deduplication honours the TTL at produce time; only the sweep of expired key rows is missing.
+        f.put("idempotency_key_ttl", Output.duration(c.idempotencyKeyTtl()) + " (expired keys not swept yet)");
+        f.put("empty_compaction_head_ttl", Output.duration(c.emptyCompactionHeadTtl()) + NOT_ENFORCED);
         f.put("delivery_log_mode", c.deliveryLogMode().sqlValue());
         f.put("max_payload_bytes", c.maxPayloadBytes());
         f.put("family_version", info.familyVersion());
@@ -55,7 +69,7 @@ final class StreamCommand {
                     List<List<String>> rows = new ArrayList<>();
                     for (StreamInfo s : streams) {
                         rows.add(List.of(Long.toString(s.id()), s.name(), Long.toString(s.config().partitionSize()),
-                                Output.duration(s.config().retention()), s.config().deliveryLogMode().sqlValue(),
+                                retention(s.config().retention()), s.config().deliveryLogMode().sqlValue(),
                                 Integer.toString(s.familyVersion()), s.createdAt().toString()));
                     }
                     Output.table(out(), List.of("ID", "NAME", "PARTITION_SIZE", "RETENTION", "DELIVERY_LOG", "VERSION", "CREATED"), rows);
@@ -90,7 +104,8 @@ final class StreamCommand {
         @Option(names = "--partition-size", paramLabel = "N", description = "Ids per log partition (default 1000000; fixed at creation).")
         Long partitionSize;
 
-        @Option(names = "--retention", paramLabel = "DURATION", description = "Keep messages this long (e.g. 7d); default: forever.")
+        @Option(names = "--retention", paramLabel = "DURATION", description = "Keep messages this long (e.g. 7d); default: "
+                + "forever. Stored but not enforced yet: nothing drops old messages until the janitor lands.")
         String retention;
 
         @Option(names = "--allow-drop-past-committed", description = "Let retention drop partitions a group has not committed.")
@@ -99,7 +114,8 @@ final class StreamCommand {
         @Option(names = "--idempotency-key-ttl", paramLabel = "DURATION", description = "Idempotency-key TTL (default 24h).")
         String idempotencyKeyTtl;
 
-        @Option(names = "--empty-compaction-head-ttl", paramLabel = "DURATION", description = "TTL of an empty compaction head (default 1h).")
+        @Option(names = "--empty-compaction-head-ttl", paramLabel = "DURATION", description = "TTL of an empty compaction "
+                + "head (default 1h). Stored but not enforced yet (the janitor sweeps them once it lands).")
         String emptyCompactionHeadTtl;
 
         @Option(names = "--delivery-log", paramLabel = "MODE", description = "off, failures (default) or all.")
@@ -179,6 +195,48 @@ final class StreamCommand {
             } else {
                 out().println("destroyed stream '" + name + "'");
             }
+            return Main.OK;
+        }
+    }
+
+    @Command(name = "extend-partitions", description = {"Create log partitions ahead of a stream's head (the highest "
+            + "id handed out). Run it as a database user that may create tables in the schema, for producers whose "
+            + "user may not (see docs/security.md, least-privilege roles). Idempotent."})
+    static final class ExtendPartitions extends Base {
+        @Parameters(paramLabel = "NAME", description = "Stream name.")
+        String name;
+
+        @Option(names = "--ahead", paramLabel = "N", defaultValue = "10",
+                description = "Partitions to have ready past the head's, 1 to 10000 (default: ${DEFAULT-VALUE}).")
+        int ahead;
+
+        @Override
+        public Integer call() {
+            if (ahead < 1 || ahead > dev.sluice.Stream.MAX_PARTITIONS_AHEAD) {
+                throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--ahead must be between 1 and "
+                        + dev.sluice.Stream.MAX_PARTITIONS_AHEAD + " (got " + ahead + ")");
+            }
+            PartitionExtension e;
+            try (CliContext ctx = open()) {
+                e = ctx.sluice().stream(name).extendPartitions(ahead);
+            }
+            if (json()) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("stream", e.stream());
+                m.put("created", e.created());
+                m.put("head_id", e.headId());
+                m.put("covered_up_to", e.coveredUpTo());
+                Output.json(out(), m);
+                return Main.OK;
+            }
+            Map<String, Object> f = new LinkedHashMap<>();
+            f.put("stream", e.stream());
+            List<String> created = e.created();
+            f.put("created", created.isEmpty() ? "0 (all existed)" : created.size() == 1 ? "1 (" + created.get(0) + ")"
+                    : created.size() + " (" + created.get(0) + " .. " + created.get(created.size() - 1) + ")");
+            f.put("head_id", e.headId());
+            f.put("covered_up_to", e.coveredUpTo() + " (producers can write ids below it)");
+            Output.fields(out(), f);
             return Main.OK;
         }
     }

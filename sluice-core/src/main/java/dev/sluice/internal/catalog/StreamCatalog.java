@@ -1,6 +1,7 @@
 package dev.sluice.internal.catalog;
 
 import dev.sluice.ErrorCode;
+import dev.sluice.PartitionExtension;
 import dev.sluice.SluiceException;
 import dev.sluice.StreamConfig;
 import dev.sluice.StreamInfo;
@@ -31,6 +32,7 @@ public final class StreamCatalog {
     private final Migrator migrator;
     private final String clientId;
 
+    /** A catalog of the streams in {@code schema}. */
     public StreamCatalog(Db db, String schema, Migrator migrator, String clientId) {
         this.db = db;
         this.schema = schema;
@@ -58,6 +60,11 @@ public final class StreamCatalog {
                             + current.config().partitionSize() + "; it cannot change to " + config.partitionSize());
                 }
                 migrator.ensureFamily(c, current.id(), name, allowMigrate);
+                // Producers of a role without DDL rights cannot extend the log themselves; an admin's
+                // re-registration does it.
+                FamilyTables family = new FamilyTables(q, current.id());
+                Partitions.lock(c, schema, current.id());
+                Partitions.ensureAhead(c, family, config.partitionSize(), Partitions.head(c, family));
                 boolean changed = !current.config().equals(config);
                 if (changed) {
                     update(c, current.id(), config);
@@ -65,6 +72,24 @@ public final class StreamCatalog {
                 log(c, current.id(), name, changed ? "updated" : "unchanged", config);
             }
             return select(c, name, false).orElseThrow();
+        });
+    }
+
+    /**
+     * Creates the stream's missing log partitions from its head's through {@code partitionsAhead}
+     * more, in one transaction under the stream's partition lock (never the schema lock: producers
+     * keep writing meanwhile).
+     */
+    public PartitionExtension extendPartitions(String name, int partitionsAhead) {
+        Names.validate("stream", name);
+        return db.transaction("extend partitions of stream '" + name + "'", c -> {
+            requireSystem(c);
+            StreamInfo info = select(c, name, false).orElseThrow(() -> notFound(name));
+            FamilyTables family = new FamilyTables(q, info.id());
+            Partitions.lock(c, schema, info.id());
+            long head = Partitions.head(c, family);
+            List<String> created = Partitions.ensureAheadBy(c, family, info.config().partitionSize(), head, partitionsAhead);
+            return new PartitionExtension(info.name(), created, head, Partitions.coveredUpTo(c, family));
         });
     }
 

@@ -6,6 +6,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * Creates {@code message_log_<id>} partitions ahead of the head, so producers never need DDL rights
@@ -20,6 +24,12 @@ public final class Partitions {
      * parent's lock, so it never reloads the partition map), so a long transaction needs room ahead.
      */
     public static final long AHEAD_IDS = 1024;
+
+    private static final String LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
+    private static final String ATTACHED = """
+            SELECT k.relname FROM pg_inherits i JOIN pg_class k ON k.oid = i.inhrelid
+            WHERE i.inhparent = to_regclass(?)
+            """;
 
     private Partitions() {
     }
@@ -43,16 +53,77 @@ public final class Partitions {
     public static int ensureThrough(Connection c, FamilyTables family, long partitionSize, long headId, long upToId)
             throws SQLException {
         long headIndex = Math.max(0, headId) / partitionSize;
-        long ahead = Math.max(AHEAD, (AHEAD_IDS + partitionSize - 1) / partitionSize);
-        long lastIndex = Math.max(headIndex, Math.max(0, upToId) / partitionSize) + ahead;
+        long lastIndex = Math.max(headIndex, Math.max(0, upToId) / partitionSize) + minimumAhead(partitionSize);
+        return ensureRange(c, family, partitionSize, headIndex, lastIndex).size();
+    }
+
+    /**
+     * Ensures partitions exist from the one holding {@code headId} through {@code partitionsAhead} more
+     * (never fewer than the producers keep ahead), with no holes down to the lowest existing partition.
+     * Idempotent; the caller holds {@link #lock}.
+     *
+     * @return the names (unqualified) of the partitions created, in id order
+     */
+    public static List<String> ensureAheadBy(Connection c, FamilyTables family, long partitionSize, long headId,
+                                             int partitionsAhead) throws SQLException {
+        long headIndex = Math.max(0, headId) / partitionSize;
+        long lastIndex = headIndex + Math.max(partitionsAhead, minimumAhead(partitionSize));
+        return ensureRange(c, family, partitionSize, headIndex, lastIndex);
+    }
+
+    /** Partitions kept past the head's: {@link #AHEAD}, and enough for {@link #AHEAD_IDS} ids. */
+    private static long minimumAhead(long partitionSize) {
+        return Math.max(AHEAD, (AHEAD_IDS + partitionSize - 1) / partitionSize);
+    }
+
+    private static List<String> ensureRange(Connection c, FamilyTables family, long partitionSize, long headIndex,
+                                            long lastIndex) throws SQLException {
         long firstIndex = lowestExisting(c, family, partitionSize).orElse(0L);
-        int created = 0;
+        // One catalog read rather than one per partition: a long-lived stream has many.
+        Set<String> existing = attached(c, family);
+        List<String> created = new ArrayList<>();
         for (long k = Math.min(firstIndex, headIndex); k <= lastIndex; k++) {
-            if (create(c, family, partitionSize, k)) {
-                created++;
+            String name = family.messageLogPartition(k);
+            String table = name.substring(name.lastIndexOf('.') + 1);
+            if (!existing.contains(table) && create(c, family, partitionSize, k)) {
+                created.add(table);
             }
         }
         return created;
+    }
+
+    /**
+     * Serializes partition creation for one stream across processes (a transaction-scoped advisory
+     * lock): the producers' keepers, registration and extend-partitions never race a CREATE.
+     */
+    public static void lock(Connection c, String schema, long streamId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(LOCK)) {
+            ps.setString(1, "sluice.partitions:" + schema + ":" + streamId);
+            ps.execute();
+        }
+    }
+
+    /** The highest id the stream's sequence has handed out (0 before the first). */
+    public static long head(Connection c, FamilyTables family) throws SQLException {
+        try (Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT " + family.headExpression())) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** The names (unqualified) of the log's attached partitions. */
+    private static Set<String> attached(Connection c, FamilyTables family) throws SQLException {
+        Set<String> out = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(ATTACHED)) {
+            ps.setString(1, family.messageLog());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+        }
+        return out;
     }
 
     /** The exclusive upper id bound of the highest partition (0 when there is none). */

@@ -59,7 +59,8 @@ public final class DefaultProducer<T> implements Producer<T> {
         this.committed = committed;
         Serde<T> serde = config.serde() != null ? (Serde<T>) config.serde() : Serde.forType(payloadType);
         this.encoder = new MessageEncoder<>(serde, payloadType);
-        this.batcher = new Batcher(streamName, config.maxBatchSize(), config.maxInFlight(), this::flush);
+        this.batcher = new Batcher(streamName, config.maxBatchSize(), config.maxInFlight(), new Batcher.Bounds(
+                config.maxBufferedMessages(), config.maxBufferedBytes(), config.bufferTimeout()), this::flush);
     }
 
     @Override
@@ -97,7 +98,7 @@ public final class DefaultProducer<T> implements Producer<T> {
     @Override
     public Produced produce(T payload, ProduceOptions options) {
         try {
-            return produceAsync0(payload, options).get();
+            return produceAsync0(payload, options, true).get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SluiceException(ErrorCode.PRODUCER_CLOSED, "interrupted while waiting for the commit", e);
@@ -109,16 +110,17 @@ public final class DefaultProducer<T> implements Producer<T> {
     @Override
     public CompletableFuture<Produced> produceAsync(T payload, ProduceOptions options) {
         try {
-            return produceAsync0(payload, options);
+            return produceAsync0(payload, options, false);
         } catch (SluiceException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
-    private CompletableFuture<Produced> produceAsync0(T payload, ProduceOptions options) {
+    /** Validates and hands the message to the batcher; {@code wait}: wait for room in a full buffer. */
+    private CompletableFuture<Produced> produceAsync0(T payload, ProduceOptions options, boolean wait) {
         ensureOpen();
         Resolved r = resolved();
-        return batcher.submit(encoder.encode(payload, options, r.target().maxPayloadBytes()));
+        return batcher.submit(encoder.encode(payload, options, r.target().maxPayloadBytes()), wait);
     }
 
     @Override
@@ -160,6 +162,11 @@ public final class DefaultProducer<T> implements Producer<T> {
             r.keeper().afterWrite(p.id());
             return p;
         } catch (SQLException ex) {
+            if (isMissingPartition(ex)) {
+                // The caller's transaction is aborted and cannot see partitions attached now, so the
+                // retry is the caller's, in a new transaction: extend (on a connection of our own) first.
+                throw afterExtending(r, translate(ex, r));
+            }
             throw translate(ex, r);
         }
     }
@@ -184,26 +191,23 @@ public final class DefaultProducer<T> implements Producer<T> {
         try {
             r = resolved();
         } catch (RuntimeException e) {
-            batch.forEach(q -> q.future().completeExceptionally(e));
+            batch.forEach(q -> batcher.fail(q, e));
             return;
         }
         List<Encoded> messages = new ArrayList<>(batch.size());
         batch.forEach(q -> messages.add(q.message()));
         try {
-            List<Produced> results = write(r, messages);
-            for (int i = 0; i < batch.size(); i++) {
-                batch.get(i).future().complete(results.get(i));
-            }
+            batcher.succeedAll(batch, write(r, messages));
         } catch (SluiceException e) {
             if (batch.size() == 1 || !isolatable(e)) {
-                batch.forEach(q -> q.future().completeExceptionally(e));
+                batch.forEach(q -> batcher.fail(q, e));
                 return;
             }
             for (Batcher.Request q : batch) {
                 try {
-                    q.future().complete(write(r, List.of(q.message())).get(0));
+                    batcher.succeed(q, write(r, List.of(q.message())).get(0));
                 } catch (RuntimeException single) {
-                    q.future().completeExceptionally(single);
+                    batcher.fail(q, single);
                 }
             }
         }
@@ -213,7 +217,7 @@ public final class DefaultProducer<T> implements Producer<T> {
     private static boolean isolatable(SluiceException e) {
         return switch (e.code()) {
             case COMMIT_OUTCOME_UNKNOWN, DATABASE_UNAVAILABLE, STREAM_NOT_FOUND, PRODUCER_CLOSED,
-                    DATABASE_OLDER, DATABASE_NEWER -> false;
+                    DATABASE_OLDER, DATABASE_NEWER, PARTITION_UNAVAILABLE, PARTITION_NOT_CREATABLE -> false;
             default -> true;
         };
     }
@@ -251,12 +255,32 @@ public final class DefaultProducer<T> implements Producer<T> {
                 return out;
             } catch (SluiceException e) {
                 if (e.code() == ErrorCode.PARTITION_UNAVAILABLE && attempt == 1) {
-                    r.keeper().extend(Math.max(1024, config.maxBatchSize()));
+                    SluiceException refused = afterExtending(r, e);
+                    if (refused.code() == ErrorCode.PARTITION_NOT_CREATABLE) {
+                        throw refused;
+                    }
                     continue;
                 }
                 throw e;
             }
         }
+    }
+
+    /**
+     * Extends the partitions on a connection of the keeper's own after a write met a missing one, and
+     * returns the error to raise if the write is not retried: {@code missing} itself (retryable) when
+     * the extension ran or may run later, {@link ErrorCode#PARTITION_NOT_CREATABLE} when this database
+     * user may not create partitions — then a retry fails the same way until an admin extends them.
+     */
+    private SluiceException afterExtending(Resolved r, SluiceException missing) {
+        if (r.keeper().extend(Math.max(1024, config.maxBatchSize())) != PartitionKeeper.Extension.NOT_PERMITTED) {
+            return missing;
+        }
+        return new SluiceException(ErrorCode.PARTITION_NOT_CREATABLE, "stream '" + streamName + "' has run past its"
+                + " log partitions and this database user may not create tables in schema '" + schema + "'; a user"
+                + " with CREATE on that schema (the one that registered the stream) must run 'sluice stream"
+                + " extend-partitions " + streamName + "' (or stream(\"" + streamName + "\").extendPartitions(n))",
+                missing.getCause());
     }
 
     private static boolean isMissingPartition(SQLException e) {

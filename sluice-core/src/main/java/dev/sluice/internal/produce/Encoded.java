@@ -10,4 +10,17 @@ public record Encoded(byte[] payload, String contentType, int schemaVersion, Str
     boolean needsFullPath() {
         return idempotencyKey != null || compactionRank != null;
     }
+
+    /**
+     * What this message weighs in the producer's buffer: its payload plus its text fields (two bytes
+     * a character, as held in memory) plus a fixed overhead for the objects around it.
+     */
+    long bufferedBytes() {
+        return 64L + payload.length + 2L * (length(contentType) + length(messageKey) + length(routingKey)
+                + length(headersJson) + length(optionsJson));
+    }
+
+    private static int length(String s) {
+        return s == null ? 0 : s.length();
+    }
 }
