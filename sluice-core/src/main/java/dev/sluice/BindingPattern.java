@@ -1,7 +1,5 @@
 package dev.sluice;
 
-import java.util.regex.Pattern;
-
 /**
  * Routing patterns of consumer-group bindings: {@code *} matches any run of characters (dots
  * included), {@code ?} exactly one character, everything else itself; patterns are anchored.
@@ -47,8 +45,54 @@ public final class BindingPattern {
         return re.append('$').toString();
     }
 
-    /** Whether a routing key matches a pattern. */
+    /**
+     * Whether a routing key matches a pattern: the same answer as {@link #toRegex} (and PostgreSQL's
+     * {@code ~} on it), found by a two-pointer glob match that backtracks only to the last {@code *}, so
+     * it takes at most pattern length × key length steps, whatever the pattern (a regex can take
+     * exponential time on patterns like {@code *a*a*a*b}). {@code ?} and {@code *} step over whole code
+     * points, as the regex's {@code .} does.
+     */
     public static boolean matches(String pattern, String routingKey) {
-        return routingKey != null && Pattern.compile(toRegex(pattern), Pattern.DOTALL).matcher(routingKey).matches();
+        validate(pattern);
+        return routingKey != null && globMatches(pattern, routingKey);
+    }
+
+    /** {@link #matches} without validating the pattern again (for patterns validated when stored). */
+    public static boolean globMatches(String pattern, String key) {
+        int p = 0;
+        int k = 0;
+        int star = -1; // the pattern index just after the last '*' seen
+        int resume = 0; // the key index that '*' currently extends to
+        while (k < key.length()) {
+            if (p < pattern.length()) {
+                char c = pattern.charAt(p);
+                if (c == '*') {
+                    star = ++p;
+                    resume = k;
+                    continue;
+                }
+                if (c == '?') {
+                    k += Character.charCount(key.codePointAt(k));
+                    p++;
+                    continue;
+                }
+                if (c == key.charAt(k)) {
+                    k++;
+                    p++;
+                    continue;
+                }
+            }
+            if (star < 0) {
+                return false;
+            }
+            // Let the last '*' take one more code point and retry the rest of the pattern from there.
+            resume += Character.charCount(key.codePointAt(resume));
+            k = resume;
+            p = star;
+        }
+        while (p < pattern.length() && pattern.charAt(p) == '*') {
+            p++;
+        }
+        return p == pattern.length();
     }
 }

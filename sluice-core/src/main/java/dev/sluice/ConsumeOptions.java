@@ -19,9 +19,13 @@ import java.util.concurrent.Executor;
  * @param idleCheck        safety re-check of an idle group when wake-ups are healthy (default 30 s)
  * @param shutdownTimeout  how long {@link Consumption#close()} waits for running handlers (default 30 s)
  * @param wakeups          use LISTEN/NOTIFY wake-ups (default true); false polls every {@code pollInterval}
+ * @param maxBytes         byte budget of one range claim: the claim ends before the message whose payload would
+ *                         take the range's payloads past it (a first message larger than the budget is claimed
+ *                         alone), so one fetch holds at most about this much payload in memory; the next claim
+ *                         continues from there (default {@link ReadOptions#DEFAULT_MAX_BYTES}, 16 MiB)
  */
 public record ConsumeOptions(int batchSize, int concurrency, Executor executor, Duration leaseTimeout,
-                             Duration pollInterval, Duration idleCheck, Duration shutdownTimeout, boolean wakeups) {
+                             Duration pollInterval, Duration idleCheck, Duration shutdownTimeout, boolean wakeups, long maxBytes) {
 
     public ConsumeOptions {
         Objects.requireNonNull(leaseTimeout, "leaseTimeout");
@@ -43,6 +47,9 @@ public record ConsumeOptions(int batchSize, int concurrency, Executor executor, 
         if (shutdownTimeout.isNegative()) {
             throw invalid("shutdownTimeout must not be negative");
         }
+        if (maxBytes < 1) {
+            throw invalid("maxBytes must be at least 1 (got " + maxBytes + ")");
+        }
     }
 
     private static SluiceException invalid(String problem) {
@@ -51,38 +58,44 @@ public record ConsumeOptions(int batchSize, int concurrency, Executor executor, 
 
     public static ConsumeOptions defaults() {
         return new ConsumeOptions(64, 8, null, Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30),
-                Duration.ofSeconds(30), true);
+                Duration.ofSeconds(30), true, ReadOptions.DEFAULT_MAX_BYTES);
     }
 
     public ConsumeOptions withBatchSize(int n) {
-        return new ConsumeOptions(n, concurrency, executor, leaseTimeout, pollInterval, idleCheck, shutdownTimeout, wakeups);
+        return new ConsumeOptions(n, concurrency, executor, leaseTimeout, pollInterval, idleCheck, shutdownTimeout, wakeups, maxBytes);
     }
 
     public ConsumeOptions withConcurrency(int n) {
-        return new ConsumeOptions(batchSize, n, executor, leaseTimeout, pollInterval, idleCheck, shutdownTimeout, wakeups);
+        return new ConsumeOptions(batchSize, n, executor, leaseTimeout, pollInterval, idleCheck, shutdownTimeout, wakeups, maxBytes);
     }
 
     public ConsumeOptions withExecutor(Executor e) {
-        return new ConsumeOptions(batchSize, concurrency, e, leaseTimeout, pollInterval, idleCheck, shutdownTimeout, wakeups);
+        return new ConsumeOptions(batchSize, concurrency, e, leaseTimeout, pollInterval, idleCheck, shutdownTimeout, wakeups, maxBytes);
     }
 
     public ConsumeOptions withLeaseTimeout(Duration d) {
-        return new ConsumeOptions(batchSize, concurrency, executor, d, pollInterval, idleCheck, shutdownTimeout, wakeups);
+        return new ConsumeOptions(batchSize, concurrency, executor, d, pollInterval, idleCheck, shutdownTimeout, wakeups, maxBytes);
     }
 
     public ConsumeOptions withPollInterval(Duration d) {
-        return new ConsumeOptions(batchSize, concurrency, executor, leaseTimeout, d, idleCheck, shutdownTimeout, wakeups);
+        return new ConsumeOptions(batchSize, concurrency, executor, leaseTimeout, d, idleCheck, shutdownTimeout, wakeups, maxBytes);
     }
 
     public ConsumeOptions withIdleCheck(Duration d) {
-        return new ConsumeOptions(batchSize, concurrency, executor, leaseTimeout, pollInterval, d, shutdownTimeout, wakeups);
+        return new ConsumeOptions(batchSize, concurrency, executor, leaseTimeout, pollInterval, d, shutdownTimeout, wakeups, maxBytes);
     }
 
     public ConsumeOptions withShutdownTimeout(Duration d) {
-        return new ConsumeOptions(batchSize, concurrency, executor, leaseTimeout, pollInterval, idleCheck, d, wakeups);
+        return new ConsumeOptions(batchSize, concurrency, executor, leaseTimeout, pollInterval, idleCheck, d, wakeups, maxBytes);
     }
 
     public ConsumeOptions withWakeups(boolean on) {
-        return new ConsumeOptions(batchSize, concurrency, executor, leaseTimeout, pollInterval, idleCheck, shutdownTimeout, on);
+        return new ConsumeOptions(batchSize, concurrency, executor, leaseTimeout, pollInterval, idleCheck, shutdownTimeout, on, maxBytes);
+    }
+
+    /** These options with another byte budget per range claim. */
+    public ConsumeOptions withMaxBytes(long bytes) {
+        return new ConsumeOptions(batchSize, concurrency, executor, leaseTimeout, pollInterval, idleCheck, shutdownTimeout, wakeups,
+                bytes);
     }
 }

@@ -40,7 +40,8 @@ public final class Lock {
      *
      * @throws SluiceException {@link ErrorCode#INVALID_NAME}, {@link ErrorCode#INVALID_LOCK_OPTIONS} (ttl not
      *                         positive or over 30 days) before any round trip;
-     *                         {@link ErrorCode#SYSTEM_NOT_REGISTERED} when the control plane is not installed
+     *                         {@link ErrorCode#SYSTEM_NOT_REGISTERED} when the control plane is not installed and the
+     *                         client was built with {@code migrate(false)} (otherwise the first use installs it)
      */
     public Optional<LockHandle> tryAcquire(Duration ttl) {
         Names.validate("lock", name);

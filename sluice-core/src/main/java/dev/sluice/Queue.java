@@ -15,9 +15,10 @@ import java.util.Optional;
 
 /**
  * A handle on a job queue ({@code sluice.queue(name, type)}). Queues are rows, not tables: a queue
- * exists as long as it has jobs and needs no registration (the control plane must be installed, see
- * {@link SluiceSystem#register()}). Creating a handle does no I/O and cannot fail; the name is checked
- * by the operations, before any round trip.
+ * exists as long as it has jobs and needs no registration: its tables live in the control plane, which
+ * the first operation of a client installs when it is missing, as stream registration does (with
+ * {@code migrate(false)} it must be installed already, see {@link SluiceSystem#register()}). Creating a
+ * handle does no I/O and cannot fail; the name is checked by the operations, before any round trip.
  *
  * <p>The handle's {@link QueueOptions} are stamped on every job it enqueues; claims, failures and the
  * rescuer read them from the job's row.

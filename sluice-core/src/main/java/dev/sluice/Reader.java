@@ -1,7 +1,6 @@
 package dev.sluice;
 
 import dev.sluice.internal.catalog.Names;
-import java.time.Duration;
 import java.util.List;
 
 /**
@@ -24,10 +23,22 @@ public final class Reader {
         return name;
     }
 
-    /** Up to {@code limit} messages with ids at or above {@code fromOffset}, never past the fenced head. */
+    /**
+     * Up to {@code limit} messages with ids at or above {@code fromOffset}, never past the fenced head,
+     * within the default byte budget ({@link ReadOptions#DEFAULT_MAX_BYTES}).
+     */
     public List<StoredMessage> read(long fromOffset, int limit) {
+        return read(fromOffset, limit, ReadOptions.defaults());
+    }
+
+    /**
+     * Like {@link #read(long, int)} with options: the payloads returned stay within
+     * {@link ReadOptions#maxBytes()} (a first message larger than that comes alone); read on from the last
+     * id returned plus one for the rest.
+     */
+    public List<StoredMessage> read(long fromOffset, int limit, ReadOptions options) {
         Names.validate("reader", name);
-        return stream.read(Math.max(0, fromOffset - 1), limit, Duration.ofSeconds(5));
+        return stream.read(Math.max(0, fromOffset - 1), limit, options);
     }
 
     /** The saved offset (the next id to read), or 0 when none was saved. */

@@ -52,7 +52,7 @@ public final class Sluice implements AutoCloseable {
         this.migrate = b.migrate;
         this.clientId = b.clientId;
         this.db = new Db(b.dataSource);
-        Migrator migrator = new Migrator(schema, clientId, b.steps);
+        Migrator migrator = new Migrator(schema, clientId, b.steps).forceSchema(b.forceSchema);
         this.systemCatalog = new SystemCatalog(db, schema, migrator);
         this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
         this.migrationAdmin = new MigrationAdmin(db, schema, migrator);
@@ -132,7 +132,8 @@ public final class Sluice implements AutoCloseable {
      * @param ttl the lock's TTL: renewed every third of it while leading; a crashed leader is replaced
      *            within about one TTL (at least 300 ms)
      * @throws SluiceException {@link ErrorCode#INVALID_NAME}, {@link ErrorCode#INVALID_LOCK_OPTIONS} before any
-     *                         round trip; {@link ErrorCode#SYSTEM_NOT_REGISTERED} without a control plane
+     *                         round trip; {@link ErrorCode#SYSTEM_NOT_REGISTERED} without a control plane when the client
+     *                         may not migrate (otherwise the first use installs it)
      */
     public Leadership leader(String name, java.time.Duration ttl, LeaderListener listener) {
         Names.validate("lock", name);
@@ -163,8 +164,9 @@ public final class Sluice implements AutoCloseable {
      * that should fire schedules: any number share the work and each due time fires exactly once. Close it (or
      * the client) to stop it.
      *
-     * @throws SluiceException {@link ErrorCode#SYSTEM_NOT_REGISTERED} without a control plane,
-     *                         {@link ErrorCode#DATABASE_OLDER} when it needs {@code sluice migrate up}
+     * @throws SluiceException {@link ErrorCode#SYSTEM_NOT_REGISTERED} without a control plane when the client may
+     *                         not migrate (otherwise the first use installs it), {@link ErrorCode#DATABASE_OLDER}
+     *                         when it needs {@code sluice migrate up}
      */
     public ScheduleRunner runSchedules() {
         requireControlPlane();
@@ -237,14 +239,20 @@ public final class Sluice implements AutoCloseable {
     }
 
     /**
-     * Checks once per client that the control plane is installed and current (queues and locks need no
-     * registration of their own, but their tables live there).
+     * Checks once per client that the control plane is installed and current (queues, locks and schedules
+     * need no registration of their own, but their tables live there). A missing control plane is installed
+     * on first use, as stream registration does, when this client may migrate; with {@code migrate(false)} it
+     * is {@link ErrorCode#SYSTEM_NOT_REGISTERED}. An older one is {@link ErrorCode#DATABASE_OLDER}: upgrades
+     * stay with registration and {@code sluice migrate up}, not with runtime calls.
      */
     void requireControlPlane() {
         if (!controlPlaneChecked) {
             if (systemCatalog.get().isEmpty()) {
-                throw new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED, "schema '" + schema
-                        + "' has no Sluice control plane (queues and locks live there)");
+                if (!migrate) {
+                    throw new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED, "schema '" + schema
+                            + "' has no Sluice control plane (queues and locks live there)");
+                }
+                systemCatalog.register(true);
             }
             controlPlaneChecked = true;
         }
@@ -347,6 +355,7 @@ public final class Sluice implements AutoCloseable {
         private String schema = DEFAULT_SCHEMA;
         private boolean allowDestroy;
         private boolean migrate = true;
+        private boolean forceSchema;
         private String clientId = defaultClientId();
         private SchemaSteps steps = SchemaSteps.RELEASED;
 
@@ -391,6 +400,16 @@ public final class Sluice implements AutoCloseable {
          */
         public Builder migrate(boolean migrate) {
             this.migrate = migrate;
+            return this;
+        }
+
+        /**
+         * Whether the first install may put Sluice's tables into a schema that already holds other objects
+         * and no Sluice installation (default false: refused with {@link ErrorCode#SCHEMA_NOT_SLUICE}, nothing
+         * changed). An empty schema, or one that holds Sluice already, needs no forcing.
+         */
+        public Builder forceSchema(boolean forceSchema) {
+            this.forceSchema = forceSchema;
             return this;
         }
 

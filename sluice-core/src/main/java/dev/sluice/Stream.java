@@ -155,15 +155,26 @@ public final class Stream<T> {
      * Reads up to {@code limit} messages with ids above {@code afterId}, in id order, never past the
      * snapshot fence: a reader that continues from the last id it saw never skips a message whose
      * producer commits late. Waits up to {@code fenceWait} for older producing transactions to end and
-     * returns only what is safe (possibly nothing) when they are still open.
+     * returns only what is safe (possibly nothing) when they are still open. The read stops at the default
+     * byte budget ({@link ReadOptions#DEFAULT_MAX_BYTES}); see {@link #read(long, int, ReadOptions)}.
      */
     public java.util.List<StoredMessage> read(long afterId, int limit, java.time.Duration fenceWait) {
+        return read(afterId, limit, ReadOptions.defaults().withFenceWait(java.util.Objects.requireNonNull(fenceWait, "fenceWait")));
+    }
+
+    /**
+     * Like {@link #read(long, int, java.time.Duration)}, with a byte budget: the server stops sending
+     * messages once their payloads would pass {@link ReadOptions#maxBytes()} (always sending the first one),
+     * so a continuing read (from the last id returned) gets the rest without skipping any, in order.
+     */
+    public java.util.List<StoredMessage> read(long afterId, int limit, ReadOptions options) {
         if (limit < 1 || limit > 10_000) {
             throw new SluiceException(ErrorCode.INVALID_CONFIG, "limit must be between 1 and 10000 (got " + limit + ")");
         }
+        java.util.Objects.requireNonNull(options, "options");
         Names.validate("stream", name);
         return new dev.sluice.internal.consume.LogReader(sluice.db(), sluice.streamCatalog())
-                .read(name, afterId, limit, java.util.Objects.requireNonNull(fenceWait, "fenceWait"));
+                .read(name, afterId, limit, options.maxBytes(), options.fenceWait());
     }
 
     @Override

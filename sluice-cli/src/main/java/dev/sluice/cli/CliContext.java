@@ -35,7 +35,8 @@ final class CliContext implements AutoCloseable {
             url = server.jdbcUrl();
         }
         try {
-            Sluice sluice = Sluice.builder().jdbcUrl(url).schema(options.schema).allowDestroy(allowDestroy).build();
+            Sluice sluice = Sluice.builder().jdbcUrl(url).schema(options.schema).forceSchema(options.forceSchema)
+                    .allowDestroy(allowDestroy).build();
             return new CliContext(server, sluice, url);
         } catch (RuntimeException e) {
             if (server != null) {

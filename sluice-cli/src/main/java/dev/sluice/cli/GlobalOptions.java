@@ -22,6 +22,11 @@ public final class GlobalOptions {
             description = "Installation schema (default: ${DEFAULT-VALUE}).")
     String schema;
 
+    @Option(names = "--force-schema", scope = ScopeType.INHERIT,
+            description = "Install Sluice into --schema even though it holds other objects and no Sluice installation "
+                    + "(refused otherwise, with SLU-0116; an empty schema needs no forcing).")
+    boolean forceSchema;
+
     @Option(names = {"-o", "--output"}, scope = ScopeType.INHERIT, paramLabel = "FORMAT", defaultValue = "text",
             description = "Output format: text or json (default: ${DEFAULT-VALUE}).")
     Format output;

@@ -104,6 +104,11 @@ final class StreamIo {
         @Option(names = "--follow", description = "Keep waiting for new messages (Ctrl-C stops).")
         boolean follow;
 
+        @Option(names = "--max-bytes", paramLabel = "BYTES", defaultValue = "16777216",
+                description = "Byte budget of one fetch from the database (default: ${DEFAULT-VALUE}, 16 MiB): payloads "
+                        + "are fetched in batches within it (a larger single message alone), so memory stays bounded.")
+        long maxBytes;
+
         @Option(names = "--poll", paramLabel = "DURATION", defaultValue = "200ms", hidden = true)
         String poll;
 
@@ -112,13 +117,17 @@ final class StreamIo {
             if (limit < 1) {
                 throw new SluiceException(ErrorCode.INVALID_CONFIG, "--limit must be at least 1");
             }
+            if (maxBytes < 1) {
+                throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--max-bytes must be at least 1");
+            }
+            dev.sluice.ReadOptions readOptions = dev.sluice.ReadOptions.defaults().withMaxBytes(maxBytes);
             Duration pollEvery = Durations.parse(poll);
             try (CliContext ctx = open()) {
                 Stream<byte[]> stream = ctx.sluice().stream(name);
                 long after = from - 1;
                 int printed = 0;
                 while (true) {
-                    List<StoredMessage> batch = stream.read(after, Math.min(1000, limit - printed), Duration.ofSeconds(5));
+                    List<StoredMessage> batch = stream.read(after, Math.min(1000, limit - printed), readOptions);
                     for (StoredMessage m : batch) {
                         print(out(), m, json());
                         after = m.id();

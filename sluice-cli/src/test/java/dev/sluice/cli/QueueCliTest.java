@@ -42,10 +42,6 @@ class QueueCliTest {
         CliTest.Run none = CliTest.run(db, schema, "queue", "list");
         assertThat(none.exit()).isZero();
         assertThat(none.out()).contains("no queues");
-        CliTest.Run unregistered = CliTest.run(db, schema, "queue", "enqueue", "emails", "--payload", "x");
-        assertThat(unregistered.exit()).isEqualTo(Main.FAILURE);
-        assertThat(unregistered.err()).contains("SLU-0105");
-        assertThat(CliTest.run(db, schema, "system", "register").exit()).isZero();
 
         long first = enqueue(db, schema, "emails", "--payload", "hello", "--priority", "5", "--unique-key", "welcome-ada",
                 "--header", "trace=abc", "--max-attempts", "3");

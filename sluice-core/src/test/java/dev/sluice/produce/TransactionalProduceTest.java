@@ -32,6 +32,7 @@ class TransactionalProduceTest {
         sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build();
         rows = new Rows(db);
         q = "\"" + db.schema() + "\"";
+        sluice.system().register(); // first: Sluice refuses to install into a schema holding an application's tables
         db.execute("CREATE TABLE " + q + ".orders (id text PRIMARY KEY)");
     }
 

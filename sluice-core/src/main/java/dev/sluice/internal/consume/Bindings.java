@@ -2,7 +2,6 @@ package dev.sluice.internal.consume;
 
 import dev.sluice.BindingPattern;
 import java.util.List;
-import java.util.regex.Pattern;
 
 /**
  * A group's binding history: each pattern applies to messages with ids in [from, until). A message
@@ -10,7 +9,7 @@ import java.util.regex.Pattern;
  * routing key matches one that applies.
  */
 final class Bindings {
-    record Entry(Pattern regex, long from, Long until) {
+    record Entry(String pattern, long from, Long until) {
         boolean appliesTo(long id) {
             return id >= from && (until == null || id < until);
         }
@@ -23,7 +22,7 @@ final class Bindings {
     }
 
     static Entry entry(String pattern, long from, Long until) {
-        return new Entry(Pattern.compile(BindingPattern.toRegex(pattern), Pattern.DOTALL), from, until);
+        return new Entry(BindingPattern.validate(pattern), from, until);
     }
 
     boolean accepts(long id, String routingKey) {
@@ -31,7 +30,7 @@ final class Bindings {
         for (Entry e : entries) {
             if (e.appliesTo(id)) {
                 any = true;
-                if (routingKey != null && e.regex().matcher(routingKey).matches()) {
+                if (routingKey != null && BindingPattern.globMatches(e.pattern(), routingKey)) {
                     return true;
                 }
             }

@@ -51,7 +51,11 @@ final class ClaimSql {
      * un-claims the range (its messages are delivered again); the completion, which is what makes
      * progress final, commits synchronously and so also flushes every claim before it.
      *
-     * <p>Parameters: group, batch, group, owner token, lease seconds, group. Statement 2 returns one row
+     * <p>The range also ends before the first message (other than its first) whose payload would take the
+     * range's payloads past the byte budget, so one claim's fetch stays within it; the next claim continues
+     * right after (nothing skipped, nothing delivered twice).
+     *
+     * <p>Parameters: group, batch, byte budget, group, owner token, lease seconds, group. Statement 2 returns one row
      * per message of the new range (one row with null message columns when nothing was claimed): old
      * claimed, new claimed, pending, lease id, observed head, bindings (json), head, then
      * {@link #FETCH_COLUMNS}.
@@ -71,15 +75,21 @@ final class ClaimSql {
                 + "   FROM cur, snap, obs),"
                 + " m AS (SELECT n.*, (n.promoted OR n.pending_xid IS NULL) AS free,"
                 + "   CASE WHEN n.quiet THEN greatest(n.settled0, n.observed) ELSE n.settled0 END AS settled FROM n),"
+                + " r AS (SELECT m.*, greatest(m.claimed, least(m.claimed + ?, m.settled)) AS high FROM m),"
+                // The byte budget: payload sizes only (octet_length reads a stored value's length, not the value).
+                + " sized AS (SELECT l.id, sum(octet_length(l.payload)) OVER (ORDER BY l.id) AS upto,"
+                + "   row_number() OVER (ORDER BY l.id) AS n FROM r JOIN " + t.messageLog() + " l"
+                + "   ON l.id BETWEEN r.claimed + 1 AND r.high),"
+                + " cut AS (SELECT min(id) - 1 AS high FROM sized WHERE upto > ? AND n > 1),"
                 + " upd AS (UPDATE " + t.consumerGroupCursor() + " c SET"
                 + "   settled_head = m.settled,"
-                + "   claimed = greatest(m.claimed, least(m.claimed + ?, m.settled)),"
+                + "   claimed = coalesce((SELECT high FROM cut), m.high),"
                 + "   pending_head = CASE WHEN m.quiet THEN NULL WHEN m.free AND m.observed > m.settled THEN m.observed"
                 + "     WHEN m.free THEN NULL ELSE m.pending_head END,"
                 + "   pending_xid = CASE WHEN m.quiet THEN NULL WHEN m.free AND m.observed > m.settled THEN m.me"
                 + "     WHEN m.free THEN NULL ELSE m.pending_xid END,"
                 + "   updated_at = now()"
-                + " FROM m WHERE c.consumer_group_id = m.consumer_group_id"
+                + " FROM r m WHERE c.consumer_group_id = m.consumer_group_id"
                 + " RETURNING m.claimed AS old_claimed, c.claimed AS new_claimed, c.pending_xid IS NOT NULL AS pending, m.observed),"
                 + " ins AS (INSERT INTO " + t.claimLease() + " (consumer_group_id, low, high, owner_token, expires_at)"
                 + "   SELECT ?, old_claimed + 1, new_claimed, ?, now() + make_interval(secs => ?) FROM upd WHERE new_claimed > old_claimed"

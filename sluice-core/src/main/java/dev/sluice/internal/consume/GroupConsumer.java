@@ -362,10 +362,11 @@ public final class GroupConsumer<T> implements Consumption {
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
                 ps.setLong(1, g.groupId());
                 ps.setLong(2, o.batchSize());
-                ps.setLong(3, g.groupId());
-                ps.setObject(4, token);
-                ps.setDouble(5, leaseSeconds);
-                ps.setLong(6, g.groupId());
+                ps.setLong(3, o.maxBytes());
+                ps.setLong(4, g.groupId());
+                ps.setObject(5, token);
+                ps.setDouble(6, leaseSeconds);
+                ps.setLong(7, g.groupId());
                 ps.execute(); // statement 1: the observation
                 if (!ps.getMoreResults()) {
                     throw new SQLException("the claim returned no second result");

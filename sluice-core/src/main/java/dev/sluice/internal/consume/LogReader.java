@@ -30,10 +30,11 @@ public final class LogReader {
 
     /**
      * Up to {@code limit} messages with ids above {@code afterId} and at or below the fenced head, in id
-     * order. Waits up to {@code fenceWait} for older producing transactions; if they are still open, it
+     * order, whose payloads add up to at most {@code maxBytes} (the first message always comes, however
+     * large). Waits up to {@code fenceWait} for older producing transactions; if they are still open, it
      * returns what is safe so far (possibly nothing).
      */
-    public List<StoredMessage> read(String stream, long afterId, int limit, Duration fenceWait) {
+    public List<StoredMessage> read(String stream, long afterId, int limit, long maxBytes, Duration fenceWait) {
         StreamInfo info = catalog.requireUsable(stream);
         FamilyTables t = new FamilyTables(catalog.quotedSchema(), info.id());
         return db.autoCommit("read stream '" + stream + "'", c -> {
@@ -50,7 +51,7 @@ public final class LogReader {
             if (head <= afterId) {
                 return List.of();
             }
-            return select(c, t, afterId, head, limit);
+            return select(c, t, afterId, head, limit, maxBytes);
         });
     }
 
@@ -85,14 +86,32 @@ public final class LogReader {
         }
     }
 
-    private static List<StoredMessage> select(Connection c, FamilyTables t, long afterId, long head, int limit) throws java.sql.SQLException {
+    /**
+     * The budgeted read. {@code sized} measures the candidate rows without reading their payloads
+     * ({@code octet_length} of a stored value reads its length, not the value), {@code cut} keeps the
+     * longest prefix within the budget (at least the first row), and only that prefix is sent.
+     * Parameters: after id, head, limit, budget, after id.
+     */
+    private static String selectSql(FamilyTables t) {
+        return """
+                WITH sized AS (SELECT id, sum(octet_length(payload)) OVER (ORDER BY id) AS upto,
+                                      row_number() OVER (ORDER BY id) AS n
+                                 FROM %1$s WHERE id > ? AND id <= ? ORDER BY id LIMIT ?),
+                     cut AS (SELECT max(id) AS last FROM sized WHERE upto <= ? OR n = 1)
+                SELECT m.id, m.created_at, m.schema_version, m.content_type, m.routing_key, m.message_key,
+                       m.compaction_rank, m.headers::text, m.options::text, m.payload
+                  FROM %1$s m, cut WHERE m.id > ? AND m.id <= cut.last ORDER BY m.id""".formatted(t.messageLog());
+    }
+
+    private static List<StoredMessage> select(Connection c, FamilyTables t, long afterId, long head, int limit, long maxBytes)
+            throws java.sql.SQLException {
         List<StoredMessage> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, created_at, schema_version, content_type, routing_key,"
-                + " message_key, compaction_rank, headers::text, options::text, payload FROM " + t.messageLog()
-                + " WHERE id > ? AND id <= ? ORDER BY id LIMIT ?")) {
+        try (PreparedStatement ps = c.prepareStatement(selectSql(t))) {
             ps.setLong(1, afterId);
             ps.setLong(2, head);
             ps.setInt(3, limit);
+            ps.setLong(4, maxBytes);
+            ps.setLong(5, afterId);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     long rank = rs.getLong(7);

@@ -27,6 +27,7 @@ public final class Migrator {
     private final String appliedBy;
     private final SchemaSteps steps;
     private volatile java.time.Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+    private volatile boolean forceSchema;
 
     public Migrator(String schema, String appliedBy) {
         this(schema, appliedBy, SchemaSteps.RELEASED);
@@ -42,6 +43,15 @@ public final class Migrator {
     /** Changes how long {@link #lockSchema} waits (tests use short waits). */
     public Migrator lockTimeout(java.time.Duration timeout) {
         this.lockTimeout = timeout;
+        return this;
+    }
+
+    /**
+     * Whether the control plane may be installed into a schema that holds objects of others and no Sluice
+     * ledger (default false: refused with {@code SCHEMA_NOT_SLUICE}).
+     */
+    public Migrator forceSchema(boolean force) {
+        this.forceSchema = force;
         return this;
     }
 
@@ -169,6 +179,9 @@ public final class Migrator {
         }
         if (!allowMigrate) {
             requireCurrent(state, "the control plane of schema '" + schema + "'");
+        }
+        if (state.databaseVersion() == 0 && !forceSchema) {
+            ForeignObjects.refuseUnlessEmpty(c, schema); // a first install: never into someone else's schema
         }
         for (MigrationStep step : state.pending()) {
             try (Statement s = c.createStatement()) {

@@ -118,10 +118,11 @@ class RowClaimTest {
                 try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
                     ps.setLong(1, gid);
                     ps.setLong(2, 10);
-                    ps.setLong(3, gid);
-                    ps.setObject(4, UUID.randomUUID());
-                    ps.setDouble(5, 30);
-                    ps.setLong(6, gid);
+                    ps.setLong(3, dev.sluice.ReadOptions.DEFAULT_MAX_BYTES);
+                    ps.setLong(4, gid);
+                    ps.setObject(5, UUID.randomUUID());
+                    ps.setDouble(6, 30);
+                    ps.setLong(7, gid);
                     ps.execute();
                     assertThat(ps.getMoreResults()).isTrue();
                     try (ResultSet rs = ps.getResultSet()) {
