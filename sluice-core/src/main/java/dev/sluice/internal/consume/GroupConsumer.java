@@ -15,10 +15,9 @@ import dev.sluice.internal.consume.GroupCatalog.GroupRef;
 import dev.sluice.internal.consume.RangeWork.LogEvent;
 import dev.sluice.internal.consume.RangeWork.OutcomeRow;
 import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.ErrorText;
 import dev.sluice.internal.notify.ClientSession;
 import dev.sluice.internal.schema.FamilyTables;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -65,13 +64,11 @@ public final class GroupConsumer<T> implements Consumption {
      */
     private static final double DEFER_RECHECK_SECONDS = 0.1;
     private static final double DEFER_RECHECK_MAX_SECONDS = 1;
-    private static final int MAX_ERROR_CHARS = 4000;
     private static final long PROBE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How long a keyed group leaves due rows alone after none of them could run (unless notified). */
     private static final long ROWS_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How often chains waiting for a busy key retry it. */
     private static final long KEY_RETRY_MS = 10;
-    private static final int MAX_STACK_CHARS = 16000;
 
     private final Db db;
     private final GroupRef g;
@@ -88,6 +85,8 @@ public final class GroupConsumer<T> implements Consumption {
     private final String channel;
     private final UUID token = UUID.randomUUID();
     private final double leaseSeconds;
+    /** The row claim of this group's policy ({@link ClaimSql#claimRows}), built once. */
+    private final String claimRowsSql;
 
     private final Thread loop;
     private final ExecutorService ownExecutor;
@@ -157,6 +156,7 @@ public final class GroupConsumer<T> implements Consumption {
         this.presenceKey = Presence.key(schema, g.groupId());
         this.channel = dev.sluice.internal.notify.Channels.forSchema(schema);
         this.leaseSeconds = o.leaseTimeout().toMillis() / 1000.0;
+        this.claimRowsSql = ClaimSql.claimRows(t, policy);
         this.slots = new Semaphore(o.concurrency());
         if (o.executor() == null) {
             AtomicInteger n = new AtomicInteger();
@@ -964,15 +964,25 @@ public final class GroupConsumer<T> implements Consumption {
     private int claimRows() {
         Map<Long, int[]> claimed = db.transaction("claim exception rows", c -> {
             Map<Long, int[]> out = new LinkedHashMap<>();
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, policy))) {
-                ps.setLong(1, g.groupId());
-                ps.setLong(2, g.groupId());
-                ps.setInt(3, o.batchSize());
-                ps.setLong(4, g.groupId());
-                ps.setInt(5, o.batchSize());
-                ps.setObject(6, token);
-                ps.setDouble(7, leaseSeconds);
-                ps.setLong(8, g.groupId());
+            try (PreparedStatement ps = c.prepareStatement(claimRowsSql)) {
+                int max = retry.maxAttempts();
+                int i = 1;
+                ps.setLong(i++, g.groupId());
+                ps.setLong(i++, g.groupId());
+                ps.setInt(i++, o.batchSize());
+                ps.setLong(i++, g.groupId());
+                ps.setInt(i++, o.batchSize());
+                ps.setInt(i++, max);
+                ps.setLong(i++, g.groupId());
+                ps.setInt(i++, max);
+                ps.setLong(i++, g.groupId());
+                ps.setInt(i++, max);
+                ps.setInt(i++, max);
+                ps.setBoolean(i++, logMode != DeliveryLogMode.OFF); // an expiry is a failure: logged unless off
+                ps.setObject(i++, token);
+                ps.setDouble(i++, leaseSeconds);
+                ps.setLong(i++, g.groupId());
+                ps.setInt(i, max);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         out.put(rs.getLong(1), new int[] {rs.getInt(2), rs.getInt(3), rs.getInt(4)});
@@ -1169,11 +1179,12 @@ public final class GroupConsumer<T> implements Consumption {
         }
         if (out instanceof Outcome.Terminal term) {
             dead.increment();
-            return new OutcomeRow(f.id(), "dead", f.messageKey(), attempt, delays, 0, clip(term.reason(), MAX_ERROR_CHARS), null);
+            return new OutcomeRow(f.id(), "dead", f.messageKey(), attempt, delays, 0, ErrorText.clean(term.reason()), null);
         }
+        // Cleaned here, before the row and its log event exist: a NUL would make the outcome write fail forever.
         Outcome.Retry r = (Outcome.Retry) out;
-        String error = r.error() == null ? "retry requested" : clip(r.error().toString(), MAX_ERROR_CHARS);
-        String stack = r.error() == null ? null : clip(stackTrace(r.error()), MAX_STACK_CHARS);
+        String error = r.error() == null ? "retry requested" : ErrorText.of(r.error());
+        String stack = r.error() == null ? null : ErrorText.stackTrace(r.error());
         if (attempt >= retry.maxAttempts()) {
             dead.increment();
             return new OutcomeRow(f.id(), "dead", f.messageKey(), attempt, delays, 0, error, stack);
@@ -1190,16 +1201,6 @@ public final class GroupConsumer<T> implements Consumption {
 
     private static double seconds(Duration d) {
         return d.toNanos() / 1e9;
-    }
-
-    private static String clip(String s, int max) {
-        return s == null || s.length() <= max ? s : s.substring(0, max);
-    }
-
-    private static String stackTrace(Throwable e) {
-        StringWriter w = new StringWriter();
-        e.printStackTrace(new PrintWriter(w));
-        return w.toString();
     }
 
     @SuppressWarnings("unchecked")

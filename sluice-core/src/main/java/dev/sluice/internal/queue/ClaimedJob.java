@@ -4,8 +4,7 @@ import dev.sluice.ErrorCode;
 import dev.sluice.JobHandle;
 import dev.sluice.Serde;
 import dev.sluice.SluiceException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import dev.sluice.internal.jdbc.ErrorText;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -18,9 +17,6 @@ import java.util.UUID;
  * resolve it a second time after its handler did.
  */
 public final class ClaimedJob<T> implements JobHandle<T> {
-    /** Stored error texts are clipped to this many characters (message plus stack trace). */
-    static final int MAX_ERROR_CHARS = 8_000;
-
     private final JobStore store;
     private final JobStore.Claimed row;
     private final Serde<T> serde;
@@ -195,21 +191,21 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     @Override
     public boolean fail(Throwable error) {
         Objects.requireNonNull(error, "error");
-        return fail(errorText(error));
+        return fail(ErrorText.stackTrace(error));
     }
 
     @Override
     public boolean fail(String error) {
         Objects.requireNonNull(error, "error");
         resolved = true;
-        return store.settle(row.id(), row.token(), null, clip(error), false) != JobStore.Settled.REFUSED;
+        return store.settle(row.id(), row.token(), null, error, false) != JobStore.Settled.REFUSED;
     }
 
     @Override
     public boolean discard(String reason) {
         Objects.requireNonNull(reason, "reason");
         resolved = true;
-        return store.settle(row.id(), row.token(), null, clip(reason), true) != JobStore.Settled.REFUSED;
+        return store.settle(row.id(), row.token(), null, reason, true) != JobStore.Settled.REFUSED;
     }
 
     @Override
@@ -228,15 +224,6 @@ public final class ClaimedJob<T> implements JobHandle<T> {
         return store.release(row.id(), row.token());
     }
 
-    static String errorText(Throwable error) {
-        StringWriter w = new StringWriter();
-        error.printStackTrace(new PrintWriter(w));
-        return clip(w.toString());
-    }
-
-    private static String clip(String s) {
-        return s.length() <= MAX_ERROR_CHARS ? s : s.substring(0, MAX_ERROR_CHARS);
-    }
 
     @Override
     public String toString() {
