@@ -13,7 +13,7 @@ import java.io.StringWriter;
  */
 public final class ErrorText {
     /** The one length limit of stored error text (message, reason or stack trace), in UTF-16 chars. */
-    public static final int MAX_CHARS = 8_000;
+    public static final int MAX_CHARS = 16_000;
     /** What replaces a character that must not be stored. */
     static final char REPLACEMENT = '\uFFFD';
     /** Ends a cut text, so a reader knows there was more. */
