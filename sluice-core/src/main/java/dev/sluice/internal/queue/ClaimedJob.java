@@ -188,6 +188,7 @@ public final class ClaimedJob<T> implements JobHandle<T> {
                 != JobStore.Settled.REFUSED;
     }
 
+    // Every text a handle stores goes through ErrorText: a NUL in it made the settle fail and left the job processing.
     @Override
     public boolean fail(Throwable error) {
         Objects.requireNonNull(error, "error");
@@ -198,14 +199,14 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     public boolean fail(String error) {
         Objects.requireNonNull(error, "error");
         resolved = true;
-        return store.settle(row.id(), row.token(), null, error, false) != JobStore.Settled.REFUSED;
+        return store.settle(row.id(), row.token(), null, ErrorText.clean(error), false) != JobStore.Settled.REFUSED;
     }
 
     @Override
     public boolean discard(String reason) {
         Objects.requireNonNull(reason, "reason");
         resolved = true;
-        return store.settle(row.id(), row.token(), null, reason, true) != JobStore.Settled.REFUSED;
+        return store.settle(row.id(), row.token(), null, ErrorText.clean(reason), true) != JobStore.Settled.REFUSED;
     }
 
     @Override

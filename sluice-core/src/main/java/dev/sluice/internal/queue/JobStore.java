@@ -6,7 +6,6 @@ import dev.sluice.ErrorCode;
 import dev.sluice.QueueMaintenanceReport;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.jdbc.Db;
-import dev.sluice.internal.jdbc.ErrorText;
 import dev.sluice.internal.jdbc.SqlErrors;
 import dev.sluice.internal.notify.Channels;
 import java.sql.Connection;
@@ -445,12 +444,9 @@ public final class JobStore {
 
     /**
      * Resolves a claim other than by ack: back to pending after {@code delay} (or after the backoff when
-     * {@code delay} is null), or dead when it was the last attempt or {@code discard} is set. The error
-     * text is cleaned and cut here ({@link ErrorText}): a NUL in it would make the statement fail and
-     * leave the job processing.
+     * {@code delay} is null), or dead when it was the last attempt or {@code discard} is set.
      */
-    public Settled settle(long id, UUID token, Duration delay, String rawError, boolean discard) {
-        String error = ErrorText.clean(rawError);
+    public Settled settle(long id, UUID token, Duration delay, String error, boolean discard) {
         return db.autoCommit("settle job " + id, c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.settle)) {
                 Long delayUs = delay == null ? null : micros(delay);
