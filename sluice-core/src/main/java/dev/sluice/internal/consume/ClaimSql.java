@@ -179,6 +179,28 @@ final class ClaimSql {
                 + " RETURNING e.message_id, e.attempts, e.delays, e.deferrals";
     }
 
+    /** Binds {@link #claimRows}'s parameters; {@code logExpiries}: the group's delivery log records failures. */
+    static void bindClaimRows(java.sql.PreparedStatement ps, long group, int batch, int maxAttempts, boolean logExpiries,
+                              java.util.UUID owner, double leaseSeconds) throws java.sql.SQLException {
+        int i = 1;
+        ps.setLong(i++, group);
+        ps.setLong(i++, group);
+        ps.setInt(i++, batch);
+        ps.setLong(i++, group);
+        ps.setInt(i++, batch);
+        ps.setInt(i++, maxAttempts);
+        ps.setLong(i++, group);
+        ps.setInt(i++, maxAttempts);
+        ps.setLong(i++, group);
+        ps.setInt(i++, maxAttempts);
+        ps.setInt(i++, maxAttempts);
+        ps.setBoolean(i++, logExpiries);
+        ps.setObject(i++, owner);
+        ps.setDouble(i++, leaseSeconds);
+        ps.setLong(i++, group);
+        ps.setInt(i, maxAttempts);
+    }
+
     /** Messages of a range (or of a list of ids) with whether compaction superseded them. */
     static String fetch(FamilyTables t, boolean byIds) {
         return "SELECT " + FETCH_COLUMNS

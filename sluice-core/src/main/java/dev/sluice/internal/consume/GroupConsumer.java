@@ -965,24 +965,9 @@ public final class GroupConsumer<T> implements Consumption {
         Map<Long, int[]> claimed = db.transaction("claim exception rows", c -> {
             Map<Long, int[]> out = new LinkedHashMap<>();
             try (PreparedStatement ps = c.prepareStatement(claimRowsSql)) {
-                int max = retry.maxAttempts();
-                int i = 1;
-                ps.setLong(i++, g.groupId());
-                ps.setLong(i++, g.groupId());
-                ps.setInt(i++, o.batchSize());
-                ps.setLong(i++, g.groupId());
-                ps.setInt(i++, o.batchSize());
-                ps.setInt(i++, max);
-                ps.setLong(i++, g.groupId());
-                ps.setInt(i++, max);
-                ps.setLong(i++, g.groupId());
-                ps.setInt(i++, max);
-                ps.setInt(i++, max);
-                ps.setBoolean(i++, logMode != DeliveryLogMode.OFF); // an expiry is a failure: logged unless off
-                ps.setObject(i++, token);
-                ps.setDouble(i++, leaseSeconds);
-                ps.setLong(i++, g.groupId());
-                ps.setInt(i, max);
+                // An expiry is a failure: logged unless the group's delivery log is off.
+                ClaimSql.bindClaimRows(ps, g.groupId(), o.batchSize(), retry.maxAttempts(), logMode != DeliveryLogMode.OFF,
+                        token, leaseSeconds);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         out.put(rs.getLong(1), new int[] {rs.getInt(2), rs.getInt(3), rs.getInt(4)});
