@@ -296,6 +296,14 @@ final class ClaimSql {
                 + " AND lease_expires_at > now()";
     }
 
+    /** Deletes every key lease of one holder (a clean stop); returns the keys. Parameters: group, owner token. */
+    static String releaseAllKeys(FamilyTables t) {
+        return "DELETE FROM " + t.messageKeyLease() + " WHERE consumer_group_id = ? AND owner_token = ? RETURNING message_key";
+    }
+
+    /** Bounds the rest of the transaction's statements (milliseconds, as text): close's releases use it. */
+    static final String STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', ?, true)";
+
     static String deliveryLog(FamilyTables t) {
         return "INSERT INTO " + t.deliveryLog() + " (consumer_group_id, message_id, attempt, status, error)"
                 + " SELECT ?, x.id, x.attempt, x.status, x.err FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[])"

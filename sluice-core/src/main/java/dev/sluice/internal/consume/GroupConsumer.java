@@ -69,6 +69,8 @@ public final class GroupConsumer<T> implements Consumption {
     private static final long ROWS_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How often chains waiting for a busy key retry it. */
     private static final long KEY_RETRY_MS = 10;
+    /** How long {@link #close()} spends at most giving back unfinished work, after the handlers' shutdown timeout. */
+    static final Duration RELEASE_LIMIT = Duration.ofSeconds(10);
 
     private final Db db;
     private final GroupRef g;
@@ -1383,6 +1385,37 @@ public final class GroupConsumer<T> implements Consumption {
         return running;
     }
 
+    /** One release of {@link #close()}'s, in a transaction of its own. */
+    private interface Release {
+        void run(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs a release of {@link #close()} with what is left until {@code deadline} as its statement timeout, so
+     * a lock held on a lease row or a stalled server cannot hang close. False when not done (failed, or no
+     * time left: the lease then expires by itself).
+     */
+    private boolean release(long deadline, String what, Release work) {
+        long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (leftMs <= 0) {
+            return false;
+        }
+        try {
+            db.transaction(what, c -> {
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.STATEMENT_TIMEOUT)) {
+                    ps.setString(1, Long.toString(leftMs));
+                    ps.execute();
+                }
+                work.run(c);
+                return null;
+            });
+            return true;
+        } catch (RuntimeException e) {
+            warn("could not " + what + "; it is taken over when its lease expires", e);
+            return false;
+        }
+    }
+
     @Override
     public synchronized void close() {
         if (!running) {
@@ -1408,61 +1441,50 @@ public final class GroupConsumer<T> implements Consumption {
         while (outstanding.get() > 0 && System.nanoTime() < deadline) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
-        // Whatever is still unfinished goes back at once, with what is resolved so far.
+        // Whatever is still unfinished goes back at once, with what is resolved so far; a database that does
+        // not answer stops this after RELEASE_LIMIT (what is left expires with its leases).
+        long releaseDeadline = System.nanoTime() + RELEASE_LIMIT.toNanos();
+        int left = 0;
         for (RangeWork w : new ArrayList<>(ranges.values())) {
             if (w.done) {
                 continue;
             }
             w.done = true;
-            try {
-                db.transaction("release a range", c -> {
-                    List<OutcomeRow> finished = w.rowsSnapshot();
-                    insertRows(c, finished);
-                    insertEvents(c, w.eventsSnapshot());
-                    releaseRange(c, w, w.resolvedWithRows());
-                    return null;
-                });
-            } catch (RuntimeException e) {
-                warn("could not release a range; it is taken over when its lease expires", e);
-            }
+            left += release(releaseDeadline, "release a range", c -> {
+                insertRows(c, w.rowsSnapshot());
+                insertEvents(c, w.eventsSnapshot());
+                releaseRange(c, w, w.resolvedWithRows());
+            }) ? 0 : 1;
         }
         for (long id : new ArrayList<>(rows)) {
-            try {
-                db.transaction("release a row", c -> {
-                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRow(t))) {
-                        ps.setLong(1, g.groupId());
-                        ps.setLong(2, id);
-                        ps.setObject(3, token);
-                        ps.executeUpdate();
-                    }
-                    return null;
-                });
-            } catch (RuntimeException e) {
-                warn("could not release a row", e);
-            }
+            left += release(releaseDeadline, "release a row", c -> {
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRow(t))) {
+                    ps.setLong(1, g.groupId());
+                    ps.setLong(2, id);
+                    ps.setObject(3, token);
+                    ps.executeUpdate();
+                }
+            }) ? 0 : 1;
         }
         if (policy != ConcurrencyPolicy.PARALLEL) {
-            try {
-                db.transaction("release key leases", c -> {
-                    Set<String> keys = new HashSet<>();
-                    try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + t.messageKeyLease()
-                            + " WHERE consumer_group_id = ? AND owner_token = ? RETURNING message_key")) {
-                        ps.setLong(1, g.groupId());
-                        ps.setObject(2, token);
-                        try (ResultSet rs = ps.executeQuery()) {
-                            while (rs.next()) {
-                                keys.add(rs.getString(1));
-                            }
+            left += release(releaseDeadline, "release key leases", c -> {
+                Set<String> keys = new HashSet<>();
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseAllKeys(t))) {
+                    ps.setLong(1, g.groupId());
+                    ps.setObject(2, token);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            keys.add(rs.getString(1));
                         }
                     }
-                    if (!keys.isEmpty()) {
-                        wakeDeferred(c, keys);
-                    }
-                    return null;
-                });
-            } catch (RuntimeException e) {
-                warn("could not release key leases", e);
-            }
+                }
+                if (!keys.isEmpty()) {
+                    wakeDeferred(c, keys);
+                }
+            }) ? 0 : 1;
+        }
+        if (left > 0) {
+            log.warn("close left {} releases undone; their leases expire by themselves: group={}", left, g.groupName());
         }
         ticker.shutdownNow();
         if (ownExecutor != null) {
