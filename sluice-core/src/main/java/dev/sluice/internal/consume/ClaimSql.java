@@ -289,9 +289,13 @@ final class ClaimSql {
                 + " AND lease_owner = ? AND lease_expires_at > now()";
     }
 
-    /** Releases a row's lease at once on a clean stop (attempt not counted: it never finished). */
+    /**
+     * Gives a row back on a clean stop: {@code ready} and due now, the attempt not counted (it never finished).
+     * Not an expired lease, which the row claim would count as a spent delivery.
+     */
     static String releaseRow(FamilyTables t) {
-        return "UPDATE " + t.exceptionQueue() + " SET lease_expires_at = now(), attempts = greatest(attempts - 1, 0)"
+        return "UPDATE " + t.exceptionQueue() + " SET status = 'ready', can_run_after = now(), lease_owner = NULL,"
+                + " lease_expires_at = NULL, attempts = greatest(attempts - 1, 0), updated_at = now()"
                 + " WHERE consumer_group_id = ? AND message_id = ? AND status = 'inflight' AND lease_owner = ?"
                 + " AND lease_expires_at > now()";
     }

@@ -155,6 +155,45 @@ class ExpiredDeliveryTest {
         }
     }
 
+    @Test
+    void aRowReleasedByACleanCloseIsNotAnExpiryAndKeepsItsAttempt(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            long sid = sluice.stream("released").register().id();
+            ConsumerGroup<String> group = sluice.stream("released", String.class).consumerGroup("g");
+            long gid = group.register(GroupConfig.builder().deliveryLogMode(DeliveryLogMode.FAILURES)
+                    .retry(RetryPolicy.DEFAULT.withMaxAttempts(2).withBackoff(Duration.ofMillis(10), 2.0, Duration.ofMillis(10)))
+                    .build()).id();
+            long id = sluice.stream("released", String.class).producer().produce("m").id();
+            CountDownLatch running = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            var first = group.consume(m -> {
+                if (m.attempt() == 1) {
+                    throw new IllegalStateException("first attempt fails");
+                }
+                running.countDown();
+                release.await();
+                return Outcome.success();
+            }, FAST);
+            try {
+                assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
+                first.close(); // attempt 2 is still running: its row goes back at once, the attempt not counted
+            } finally {
+                release.countDown();
+            }
+            assertThat(status(db, sid, gid, id)).isEqualTo("ready");
+            List<Integer> attempts = new java.util.concurrent.CopyOnWriteArrayList<>();
+            try (var second = group.consume(m -> {
+                attempts.add(m.attempt());
+                return Outcome.success();
+            }, FAST)) {
+                await().atMost(Duration.ofSeconds(20)).until(() -> status(db, sid, gid, id) == null);
+            }
+            assertThat(attempts).containsExactly(2);
+            assertThat(events(db, sid, gid, id)).extracting(Event::attempt, Event::status)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple(1, "failed"));
+        }
+    }
+
     /** Expires the in-flight row's lease, as if its holder had stopped renewing it long ago. */
     private static void expireLease(TestDatabase db, long sid, long gid, long id) {
         await().atMost(Duration.ofSeconds(20)).until(() -> "inflight".equals(status(db, sid, gid, id)));
