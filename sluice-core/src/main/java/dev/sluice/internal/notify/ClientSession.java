@@ -179,29 +179,40 @@ public final class ClientSession implements AutoCloseable {
 
     private void applyRequests(Connection c) throws SQLException {
         Request r;
-        while ((r = requests.peek()) != null) {
+        // Each request is taken off the queue before its statement: one that fails (the connection broke)
+        // is not applied twice, and its hold is completed once the key is re-taken after the reconnect.
+        while ((r = requests.poll()) != null) {
             if (r.take()) {
                 presence.merge(r.key(), 1, Integer::sum);
-                if (held.contains(r.key()) || tryLock(c, r.key())) {
+                if (held.contains(r.key())) {
                     r.done().complete(null);
-                } else {
-                    // Held exclusively by someone else: taken by a later retry, the future completed then.
-                    waitingForHold.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.done());
+                    continue;
+                }
+                // Held exclusively by someone else: taken by a later retry, the future completed then.
+                waitingForHold.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.done());
+                if (tryLock(c, r.key())) {
+                    completeHolds(r.key());
                 }
             } else {
-                Integer n = presence.computeIfPresent(r.key(), (k, v) -> v > 1 ? v - 1 : null);
-                if (n == null) {
-                    if (held.remove(r.key())) {
-                        unlock(c, r.key());
+                try {
+                    Integer n = presence.computeIfPresent(r.key(), (k, v) -> v > 1 ? v - 1 : null);
+                    if (n == null) {
+                        completeHolds(r.key()); // nothing left to wait for
+                        if (held.remove(r.key())) {
+                            unlock(c, r.key());
+                        }
                     }
-                    List<CompletableFuture<Void>> waiting = waitingForHold.remove(r.key());
-                    if (waiting != null) {
-                        waiting.forEach(f -> f.complete(null)); // nothing left to wait for
-                    }
+                } finally {
+                    r.done().complete(null);
                 }
-                r.done().complete(null);
             }
-            requests.poll();
+        }
+    }
+
+    private void completeHolds(String key) {
+        List<CompletableFuture<Void>> waiting = waitingForHold.remove(key);
+        if (waiting != null) {
+            waiting.forEach(f -> f.complete(null));
         }
     }
 
@@ -211,7 +222,11 @@ public final class ClientSession implements AutoCloseable {
      * this connection from receiving notifications (the blocking form did, for as long as it held the key).
      */
     private void takePending(Connection c) throws SQLException {
-        if (held.size() == presence.size() || System.nanoTime() - retryAt < 0) {
+        if (held.size() == presence.size()) {
+            retryDelayMs = 0; // nothing to wait for: a key blocked later is tried again soon
+            return;
+        }
+        if (System.nanoTime() - retryAt < 0) {
             return;
         }
         boolean missing = false;
@@ -220,10 +235,7 @@ public final class ClientSession implements AutoCloseable {
                 continue;
             }
             if (tryLock(c, key)) {
-                List<CompletableFuture<Void>> waiting = waitingForHold.remove(key);
-                if (waiting != null) {
-                    waiting.forEach(f -> f.complete(null));
-                }
+                completeHolds(key);
             } else {
                 missing = true;
                 warnBlocked(key);
