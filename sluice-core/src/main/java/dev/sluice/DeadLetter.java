@@ -9,7 +9,8 @@ import java.time.Instant;
  * @param messageKey its key or {@code null}
  * @param attempts   deliveries made
  * @param delays     delays taken
- * @param lastError  the last error text (or the terminal reason)
+ * @param lastError  the last error text, the terminal reason, or "expired: …" when its last delivery's lease ran out
+ *                   before its handler finished (cleaned: see {@link Outcome#terminal(String)})
  * @param errorStack the last error's stack trace, when a handler threw
  * @param createdAt  when the message first left the mainline path
  * @param deadAt     when it became dead

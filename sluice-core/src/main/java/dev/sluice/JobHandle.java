@@ -82,14 +82,18 @@ public interface JobHandle<T> {
      * Records a failed attempt: the job runs again after the backoff ({@code backoffBase × 2^(attempt-1)},
      * capped at {@code maxBackoff}, minus up to 10 % jitter), or, when this was its last attempt, is moved
      * to the dead jobs ({@link DeadReason#FAILED}). The error text (with its stack trace) is kept in
-     * {@code last_error}.
+     * {@code last_error}, cleaned: NUL, other control characters (not tab or line breaks) and lone
+     * surrogates become U+FFFD, and it is cut to 16,000 characters.
      */
     boolean fail(Throwable error);
 
-    /** Like {@link #fail(Throwable)} with an error text. */
+    /** Like {@link #fail(Throwable)} with an error text (cleaned and cut the same way). */
     boolean fail(String error);
 
-    /** Moves the job to the dead jobs at once ({@link DeadReason#DISCARDED}), whatever attempts are left. */
+    /**
+     * Moves the job to the dead jobs at once ({@link DeadReason#DISCARDED}), whatever attempts are left; the
+     * reason is kept in {@code last_error}, cleaned and cut as in {@link #fail(Throwable)}.
+     */
     boolean discard(String reason);
 
     /** Extends the claim to now + the job's visibility timeout (by the database clock). */

@@ -13,7 +13,10 @@ public sealed interface Outcome permits Outcome.Success, Outcome.Retry, Outcome.
         return Success.INSTANCE;
     }
 
-    /** Failed, try again after the group's backoff; counts an attempt (dead after {@code maxAttempts}). */
+    /**
+     * Failed, try again after the group's backoff; counts an attempt (dead after {@code maxAttempts}). A
+     * delivery whose lease expired before its handler finished counts as an attempt too.
+     */
     static Outcome retry() {
         return new Retry(null, null);
     }
@@ -23,7 +26,11 @@ public sealed interface Outcome permits Outcome.Success, Outcome.Retry, Outcome.
         return new Retry(requirePositive(after), null);
     }
 
-    /** Failed for good: a dead letter at once, with the reason. */
+    /**
+     * Failed for good: a dead letter at once, with the reason. The reason (like a thrown error's text and
+     * stack trace) is stored cleaned: NUL, other control characters (not tab or line breaks) and lone
+     * surrogates become U+FFFD, and it is cut to 16,000 characters.
+     */
     static Outcome terminal(String reason) {
         return new Terminal(Objects.requireNonNull(reason, "reason"));
     }

@@ -137,6 +137,13 @@ final class ClaimSql {
      * claim-block-defer cycles (and, under a backlog, bury the one row per key that can make progress):
      * {@code ordered} takes a keyed row only when it is the lowest unresolved row of its key;
      * {@code exclusive} takes the lowest due row per key, and none of a key with a row in flight.
+     *
+     * <p>An expired lease is a delivery that never finished, and counts as an attempt: an expired row
+     * that has used the group's {@code maxAttempts} goes {@code dead} here (last error "expired: …")
+     * instead of being claimed again, and each expiry is written to the delivery log ({@code expired},
+     * or {@code dead} for the last one) when the group logs failures — all in the claim's one statement.
+     * Parameters: group, group, batch (due); group, batch (expired); maxAttempts, group, maxAttempts
+     * (spent); group, maxAttempts, maxAttempts, log (logged); owner, lease seconds, group, maxAttempts (claim).
      */
     static String claimRows(FamilyTables t, dev.sluice.ConcurrencyPolicy policy) {
         String candidates = switch (policy) {
@@ -159,13 +166,49 @@ final class ClaimSql {
                 + "   WHERE consumer_group_id = ? AND message_id IN (" + candidates + ")"
                 + "   AND status IN ('ready', 'deferred') AND can_run_after <= now()"
                 + "   ORDER BY can_run_after, message_id LIMIT ? FOR UPDATE SKIP LOCKED),"
-                + " expired AS (SELECT message_id FROM " + t.exceptionQueue()
+                + " expired AS MATERIALIZED (SELECT message_id, attempts FROM " + t.exceptionQueue()
                 + "   WHERE consumer_group_id = ? AND status = 'inflight' AND lease_expires_at <= now()"
-                + "   ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED)"
+                + "   ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED),"
+                + " spent AS (UPDATE " + t.exceptionQueue() + " e SET status = 'dead', dead_at = now(),"
+                + "   last_error = 'expired: the lease of delivery ' || e.attempts || ' of ' || ?::int"
+                + "     || ' ran out before its handler finished', error_stack = NULL,"
+                + "   lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
+                + "   WHERE e.consumer_group_id = ? AND e.message_id IN (SELECT message_id FROM expired WHERE attempts >= ?)"
+                + "   RETURNING e.message_id, e.attempts, e.last_error),"
+                + " logged AS (INSERT INTO " + t.deliveryLog() + " (consumer_group_id, message_id, attempt, status, error)"
+                + "   SELECT ?, x.message_id, x.attempts, x.status, x.error FROM ("
+                + "     SELECT message_id, attempts, 'dead' AS status, last_error AS error FROM spent"
+                + "     UNION ALL SELECT message_id, attempts, 'expired',"
+                + "       'the lease of delivery ' || attempts || ' of ' || ?::int || ' ran out before its handler finished'"
+                + "       FROM expired WHERE attempts < ?) x"
+                + "   WHERE ?::boolean)"
                 + " UPDATE " + t.exceptionQueue() + " e SET status = 'inflight', lease_owner = ?,"
                 + "   lease_expires_at = now() + make_interval(secs => ?), attempts = e.attempts + 1, updated_at = now()"
-                + " WHERE e.consumer_group_id = ? AND e.message_id IN (SELECT message_id FROM due UNION SELECT message_id FROM expired)"
+                + " WHERE e.consumer_group_id = ? AND e.message_id IN (SELECT message_id FROM due"
+                + "   UNION SELECT message_id FROM expired WHERE attempts < ?)"
                 + " RETURNING e.message_id, e.attempts, e.delays, e.deferrals";
+    }
+
+    /** Binds {@link #claimRows}'s parameters; {@code logExpiries}: the group's delivery log records failures. */
+    static void bindClaimRows(java.sql.PreparedStatement ps, long group, int batch, int maxAttempts, boolean logExpiries,
+                              java.util.UUID owner, double leaseSeconds) throws java.sql.SQLException {
+        int i = 1;
+        ps.setLong(i++, group);
+        ps.setLong(i++, group);
+        ps.setInt(i++, batch);
+        ps.setLong(i++, group);
+        ps.setInt(i++, batch);
+        ps.setInt(i++, maxAttempts);
+        ps.setLong(i++, group);
+        ps.setInt(i++, maxAttempts);
+        ps.setLong(i++, group);
+        ps.setInt(i++, maxAttempts);
+        ps.setInt(i++, maxAttempts);
+        ps.setBoolean(i++, logExpiries);
+        ps.setObject(i++, owner);
+        ps.setDouble(i++, leaseSeconds);
+        ps.setLong(i++, group);
+        ps.setInt(i, maxAttempts);
     }
 
     /** Messages of a range (or of a list of ids) with whether compaction superseded them. */
@@ -256,12 +299,24 @@ final class ClaimSql {
                 + " AND lease_owner = ? AND lease_expires_at > now()";
     }
 
-    /** Releases a row's lease at once on a clean stop (attempt not counted: it never finished). */
+    /**
+     * Gives a row back on a clean stop: {@code ready} and due now, the attempt not counted (it never finished).
+     * Not an expired lease, which the row claim would count as a spent delivery.
+     */
     static String releaseRow(FamilyTables t) {
-        return "UPDATE " + t.exceptionQueue() + " SET lease_expires_at = now(), attempts = greatest(attempts - 1, 0)"
+        return "UPDATE " + t.exceptionQueue() + " SET status = 'ready', can_run_after = now(), lease_owner = NULL,"
+                + " lease_expires_at = NULL, attempts = greatest(attempts - 1, 0), updated_at = now()"
                 + " WHERE consumer_group_id = ? AND message_id = ? AND status = 'inflight' AND lease_owner = ?"
                 + " AND lease_expires_at > now()";
     }
+
+    /** Deletes every key lease of one holder (a clean stop); returns the keys. Parameters: group, owner token. */
+    static String releaseAllKeys(FamilyTables t) {
+        return "DELETE FROM " + t.messageKeyLease() + " WHERE consumer_group_id = ? AND owner_token = ? RETURNING message_key";
+    }
+
+    /** Bounds the rest of the transaction's statements (milliseconds, as text): close's releases use it. */
+    static final String STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', ?, true)";
 
     static String deliveryLog(FamilyTables t) {
         return "INSERT INTO " + t.deliveryLog() + " (consumer_group_id, message_id, attempt, status, error)"

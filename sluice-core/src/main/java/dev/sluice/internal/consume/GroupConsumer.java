@@ -15,10 +15,9 @@ import dev.sluice.internal.consume.GroupCatalog.GroupRef;
 import dev.sluice.internal.consume.RangeWork.LogEvent;
 import dev.sluice.internal.consume.RangeWork.OutcomeRow;
 import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.ErrorText;
 import dev.sluice.internal.notify.ClientSession;
 import dev.sluice.internal.schema.FamilyTables;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -65,13 +64,13 @@ public final class GroupConsumer<T> implements Consumption {
      */
     private static final double DEFER_RECHECK_SECONDS = 0.1;
     private static final double DEFER_RECHECK_MAX_SECONDS = 1;
-    private static final int MAX_ERROR_CHARS = 4000;
     private static final long PROBE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How long a keyed group leaves due rows alone after none of them could run (unless notified). */
     private static final long ROWS_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How often chains waiting for a busy key retry it. */
     private static final long KEY_RETRY_MS = 10;
-    private static final int MAX_STACK_CHARS = 16000;
+    /** How long {@link #close()} spends at most giving back unfinished work, after the handlers' shutdown timeout. */
+    static final Duration RELEASE_LIMIT = Duration.ofSeconds(10);
 
     private final Db db;
     private final GroupRef g;
@@ -88,6 +87,8 @@ public final class GroupConsumer<T> implements Consumption {
     private final String channel;
     private final UUID token = UUID.randomUUID();
     private final double leaseSeconds;
+    /** The row claim of this group's policy ({@link ClaimSql#claimRows}), built once. */
+    private final String claimRowsSql;
 
     private final Thread loop;
     private final ExecutorService ownExecutor;
@@ -157,6 +158,7 @@ public final class GroupConsumer<T> implements Consumption {
         this.presenceKey = Presence.key(schema, g.groupId());
         this.channel = dev.sluice.internal.notify.Channels.forSchema(schema);
         this.leaseSeconds = o.leaseTimeout().toMillis() / 1000.0;
+        this.claimRowsSql = ClaimSql.claimRows(t, policy);
         this.slots = new Semaphore(o.concurrency());
         if (o.executor() == null) {
             AtomicInteger n = new AtomicInteger();
@@ -965,15 +967,10 @@ public final class GroupConsumer<T> implements Consumption {
     private int claimRows() {
         Map<Long, int[]> claimed = db.transaction("claim exception rows", c -> {
             Map<Long, int[]> out = new LinkedHashMap<>();
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, policy))) {
-                ps.setLong(1, g.groupId());
-                ps.setLong(2, g.groupId());
-                ps.setInt(3, o.batchSize());
-                ps.setLong(4, g.groupId());
-                ps.setInt(5, o.batchSize());
-                ps.setObject(6, token);
-                ps.setDouble(7, leaseSeconds);
-                ps.setLong(8, g.groupId());
+            try (PreparedStatement ps = c.prepareStatement(claimRowsSql)) {
+                // An expiry is a failure: logged unless the group's delivery log is off.
+                ClaimSql.bindClaimRows(ps, g.groupId(), o.batchSize(), retry.maxAttempts(), logMode != DeliveryLogMode.OFF,
+                        token, leaseSeconds);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         out.put(rs.getLong(1), new int[] {rs.getInt(2), rs.getInt(3), rs.getInt(4)});
@@ -1170,11 +1167,12 @@ public final class GroupConsumer<T> implements Consumption {
         }
         if (out instanceof Outcome.Terminal term) {
             dead.increment();
-            return new OutcomeRow(f.id(), "dead", f.messageKey(), attempt, delays, 0, clip(term.reason(), MAX_ERROR_CHARS), null);
+            return new OutcomeRow(f.id(), "dead", f.messageKey(), attempt, delays, 0, ErrorText.clean(term.reason()), null);
         }
+        // Cleaned here, before the row and its log event exist: a NUL would make the outcome write fail forever.
         Outcome.Retry r = (Outcome.Retry) out;
-        String error = r.error() == null ? "retry requested" : clip(r.error().toString(), MAX_ERROR_CHARS);
-        String stack = r.error() == null ? null : clip(stackTrace(r.error()), MAX_STACK_CHARS);
+        String error = r.error() == null ? "retry requested" : ErrorText.of(r.error());
+        String stack = r.error() == null ? null : ErrorText.stackTrace(r.error());
         if (attempt >= retry.maxAttempts()) {
             dead.increment();
             return new OutcomeRow(f.id(), "dead", f.messageKey(), attempt, delays, 0, error, stack);
@@ -1191,16 +1189,6 @@ public final class GroupConsumer<T> implements Consumption {
 
     private static double seconds(Duration d) {
         return d.toNanos() / 1e9;
-    }
-
-    private static String clip(String s, int max) {
-        return s == null || s.length() <= max ? s : s.substring(0, max);
-    }
-
-    private static String stackTrace(Throwable e) {
-        StringWriter w = new StringWriter();
-        e.printStackTrace(new PrintWriter(w));
-        return w.toString();
     }
 
     @SuppressWarnings("unchecked")
@@ -1398,6 +1386,37 @@ public final class GroupConsumer<T> implements Consumption {
         return running;
     }
 
+    /** One release of {@link #close()}'s, in a transaction of its own. */
+    private interface Release {
+        void run(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs a release of {@link #close()} with what is left until {@code deadline} as its statement timeout, so
+     * a lock held on a lease row or a stalled server cannot hang close. False when not done (failed, or no
+     * time left: the lease then expires by itself).
+     */
+    private boolean release(long deadline, String what, Release work) {
+        long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (leftMs <= 0) {
+            return false;
+        }
+        try {
+            db.transaction(what, c -> {
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.STATEMENT_TIMEOUT)) {
+                    ps.setString(1, Long.toString(leftMs));
+                    ps.execute();
+                }
+                work.run(c);
+                return null;
+            });
+            return true;
+        } catch (RuntimeException e) {
+            warn("could not " + what + "; it is taken over when its lease expires", e);
+            return false;
+        }
+    }
+
     @Override
     public synchronized void close() {
         if (!running) {
@@ -1423,61 +1442,50 @@ public final class GroupConsumer<T> implements Consumption {
         while (outstanding.get() > 0 && System.nanoTime() < deadline) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
-        // Whatever is still unfinished goes back at once, with what is resolved so far.
+        // Whatever is still unfinished goes back at once, with what is resolved so far; a database that does
+        // not answer stops this after RELEASE_LIMIT (what is left expires with its leases).
+        long releaseDeadline = System.nanoTime() + RELEASE_LIMIT.toNanos();
+        int left = 0;
         for (RangeWork w : new ArrayList<>(ranges.values())) {
             if (w.done) {
                 continue;
             }
             w.done = true;
-            try {
-                db.transaction("release a range", c -> {
-                    List<OutcomeRow> finished = w.rowsSnapshot();
-                    insertRows(c, finished);
-                    insertEvents(c, w.eventsSnapshot());
-                    releaseRange(c, w, w.resolvedWithRows());
-                    return null;
-                });
-            } catch (RuntimeException e) {
-                warn("could not release a range; it is taken over when its lease expires", e);
-            }
+            left += release(releaseDeadline, "release a range", c -> {
+                insertRows(c, w.rowsSnapshot());
+                insertEvents(c, w.eventsSnapshot());
+                releaseRange(c, w, w.resolvedWithRows());
+            }) ? 0 : 1;
         }
         for (long id : new ArrayList<>(rows)) {
-            try {
-                db.transaction("release a row", c -> {
-                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRow(t))) {
-                        ps.setLong(1, g.groupId());
-                        ps.setLong(2, id);
-                        ps.setObject(3, token);
-                        ps.executeUpdate();
-                    }
-                    return null;
-                });
-            } catch (RuntimeException e) {
-                warn("could not release a row", e);
-            }
+            left += release(releaseDeadline, "release a row", c -> {
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRow(t))) {
+                    ps.setLong(1, g.groupId());
+                    ps.setLong(2, id);
+                    ps.setObject(3, token);
+                    ps.executeUpdate();
+                }
+            }) ? 0 : 1;
         }
         if (policy != ConcurrencyPolicy.PARALLEL) {
-            try {
-                db.transaction("release key leases", c -> {
-                    Set<String> keys = new HashSet<>();
-                    try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + t.messageKeyLease()
-                            + " WHERE consumer_group_id = ? AND owner_token = ? RETURNING message_key")) {
-                        ps.setLong(1, g.groupId());
-                        ps.setObject(2, token);
-                        try (ResultSet rs = ps.executeQuery()) {
-                            while (rs.next()) {
-                                keys.add(rs.getString(1));
-                            }
+            left += release(releaseDeadline, "release key leases", c -> {
+                Set<String> keys = new HashSet<>();
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseAllKeys(t))) {
+                    ps.setLong(1, g.groupId());
+                    ps.setObject(2, token);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            keys.add(rs.getString(1));
                         }
                     }
-                    if (!keys.isEmpty()) {
-                        wakeDeferred(c, keys);
-                    }
-                    return null;
-                });
-            } catch (RuntimeException e) {
-                warn("could not release key leases", e);
-            }
+                }
+                if (!keys.isEmpty()) {
+                    wakeDeferred(c, keys);
+                }
+            }) ? 0 : 1;
+        }
+        if (left > 0) {
+            log.warn("close left {} releases undone; their leases expire by themselves: group={}", left, g.groupName());
         }
         ticker.shutdownNow();
         if (ownExecutor != null) {

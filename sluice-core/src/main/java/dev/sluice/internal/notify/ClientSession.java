@@ -2,14 +2,20 @@ package dev.sluice.internal.notify;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -25,6 +31,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ClientSession implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ClientSession.class);
+    /** The longest pause between tries of a presence lock that another session holds exclusively. */
+    static final long MAX_RETRY_MS = 1_000;
 
     private final DataSource dataSource;
     private final String channel;
@@ -37,6 +45,14 @@ public final class ClientSession implements AutoCloseable {
     private volatile boolean healthy;
     private volatile boolean closed;
     private volatile long lastWarn;
+    /** Presence keys whose shared lock this connection holds (session thread only). */
+    private final Set<String> held = new HashSet<>();
+    /** Hold requests whose key could not be taken yet, completed once it is (session thread only). */
+    private final Map<String, List<CompletableFuture<Void>>> waitingForHold = new HashMap<>();
+    /** When (System.nanoTime) the presence locks not held are tried next, and the current backoff. */
+    private long retryAt;
+    private long retryDelayMs;
+    private long lastBlockedWarn;
 
     private record Request(String key, boolean take, CompletableFuture<Void> done) {
     }
@@ -79,7 +95,10 @@ public final class ClientSession implements AutoCloseable {
         };
     }
 
-    /** Holds the shared presence lock {@code key} (reference-counted); completes once held. */
+    /**
+     * Holds the shared presence lock {@code key} (reference-counted); completes once held. While another
+     * session holds the key exclusively the lock is retried with a bounded backoff, and wake-ups keep coming.
+     */
     public CompletableFuture<Void> holdPresence(String key) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         requests.add(new Request(key, true, done));
@@ -101,16 +120,18 @@ public final class ClientSession implements AutoCloseable {
                 try (Statement s = c.createStatement()) {
                     s.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
                 }
-                for (String key : presence.keySet()) {
-                    lock(c, key, true);
-                }
+                held.clear(); // a new connection holds nothing yet
+                retryDelayMs = 0;
+                retryAt = System.nanoTime();
+                takePending(c);
                 healthy = true;
                 backoff = 100;
                 wakeAll();
                 PGConnection pg = c.unwrap(PGConnection.class);
                 while (!closed) {
                     applyRequests(c);
-                    PGNotification[] batch = pg.getNotifications(250);
+                    takePending(c);
+                    PGNotification[] batch = pg.getNotifications(receiveTimeoutMillis());
                     if (batch != null) {
                         for (PGNotification n : batch) {
                             dispatch(n.getParameter());
@@ -119,6 +140,7 @@ public final class ClientSession implements AutoCloseable {
                 }
             } catch (SQLException | RuntimeException e) {
                 healthy = false;
+                held.clear();
                 if (closed) {
                     break;
                 }
@@ -142,32 +164,113 @@ public final class ClientSession implements AutoCloseable {
         while ((r = requests.poll()) != null) {
             r.done().complete(null);
         }
+        waitingForHold.values().forEach(list -> list.forEach(f -> f.complete(null)));
+        waitingForHold.clear();
+    }
+
+    /** How long the next notification receipt may block: until the next retry of a presence lock, at most 250 ms. */
+    private int receiveTimeoutMillis() {
+        if (held.size() == presence.size()) {
+            return 250;
+        }
+        long left = TimeUnit.NANOSECONDS.toMillis(retryAt - System.nanoTime());
+        return (int) Math.max(1, Math.min(250, left)); // 0 would block until a notification arrives
     }
 
     private void applyRequests(Connection c) throws SQLException {
         Request r;
-        while ((r = requests.peek()) != null) {
+        // Each request is taken off the queue before its statement: one that fails (the connection broke)
+        // is not applied twice, and its hold is completed once the key is re-taken after the reconnect.
+        while ((r = requests.poll()) != null) {
             if (r.take()) {
-                int n = presence.merge(r.key(), 1, Integer::sum);
-                if (n == 1) {
-                    lock(c, r.key(), true);
+                presence.merge(r.key(), 1, Integer::sum);
+                if (held.contains(r.key())) {
+                    r.done().complete(null);
+                    continue;
+                }
+                // Held exclusively by someone else: taken by a later retry, the future completed then.
+                waitingForHold.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.done());
+                if (tryLock(c, r.key())) {
+                    completeHolds(r.key());
                 }
             } else {
-                Integer n = presence.computeIfPresent(r.key(), (k, v) -> v > 1 ? v - 1 : null);
-                if (n == null) {
-                    lock(c, r.key(), false);
+                try {
+                    Integer n = presence.computeIfPresent(r.key(), (k, v) -> v > 1 ? v - 1 : null);
+                    if (n == null) {
+                        completeHolds(r.key()); // nothing left to wait for
+                        if (held.remove(r.key())) {
+                            unlock(c, r.key());
+                        }
+                    }
+                } finally {
+                    r.done().complete(null);
                 }
             }
-            requests.poll();
-            r.done().complete(null);
         }
     }
 
-    private static void lock(Connection c, String key, boolean take) throws SQLException {
-        String fn = take ? "pg_advisory_lock_shared" : "pg_advisory_unlock_shared";
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + fn + "(hashtextextended(?, 0))")) {
+    private void completeHolds(String key) {
+        List<CompletableFuture<Void>> waiting = waitingForHold.remove(key);
+        if (waiting != null) {
+            waiting.forEach(f -> f.complete(null));
+        }
+    }
+
+    /**
+     * Tries the presence locks not held yet, when their retry is due (backoff from 10 ms doubling to
+     * {@link #MAX_RETRY_MS}). The try form never waits: a role holding a key exclusively must not stop
+     * this connection from receiving notifications (the blocking form did, for as long as it held the key).
+     */
+    private void takePending(Connection c) throws SQLException {
+        if (held.size() == presence.size()) {
+            retryDelayMs = 0; // nothing to wait for: a key blocked later is tried again soon
+            return;
+        }
+        if (System.nanoTime() - retryAt < 0) {
+            return;
+        }
+        boolean missing = false;
+        for (String key : presence.keySet()) {
+            if (held.contains(key)) {
+                continue;
+            }
+            if (tryLock(c, key)) {
+                completeHolds(key);
+            } else {
+                missing = true;
+                warnBlocked(key);
+            }
+        }
+        retryDelayMs = missing ? Math.min(MAX_RETRY_MS, Math.max(10, retryDelayMs * 2)) : 0;
+        retryAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(retryDelayMs);
+    }
+
+    private boolean tryLock(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_try_advisory_lock_shared(hashtextextended(?, 0))")) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                if (rs.getBoolean(1)) {
+                    held.add(key);
+                    return true;
+                }
+                return false;
+            }
+        }
+    }
+
+    private static void unlock(Connection c, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_unlock_shared(hashtextextended(?, 0))")) {
             ps.setString(1, key);
             ps.execute();
+        }
+    }
+
+    private void warnBlocked(String key) {
+        long now = System.nanoTime();
+        if (now - lastBlockedWarn > 60_000_000_000L) {
+            lastBlockedWarn = now;
+            log.warn("presence lock held exclusively by another session; retrying without blocking wake-ups: key={}", key);
         }
     }
 

@@ -4,8 +4,7 @@ import dev.sluice.ErrorCode;
 import dev.sluice.JobHandle;
 import dev.sluice.Serde;
 import dev.sluice.SluiceException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import dev.sluice.internal.jdbc.ErrorText;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -18,9 +17,6 @@ import java.util.UUID;
  * resolve it a second time after its handler did.
  */
 public final class ClaimedJob<T> implements JobHandle<T> {
-    /** Stored error texts are clipped to this many characters (message plus stack trace). */
-    static final int MAX_ERROR_CHARS = 8_000;
-
     private final JobStore store;
     private final JobStore.Claimed row;
     private final Serde<T> serde;
@@ -192,24 +188,25 @@ public final class ClaimedJob<T> implements JobHandle<T> {
                 != JobStore.Settled.REFUSED;
     }
 
+    // Every text a handle stores goes through ErrorText: a NUL in it made the settle fail and left the job processing.
     @Override
     public boolean fail(Throwable error) {
         Objects.requireNonNull(error, "error");
-        return fail(errorText(error));
+        return fail(ErrorText.stackTrace(error));
     }
 
     @Override
     public boolean fail(String error) {
         Objects.requireNonNull(error, "error");
         resolved = true;
-        return store.settle(row.id(), row.token(), null, clip(error), false) != JobStore.Settled.REFUSED;
+        return store.settle(row.id(), row.token(), null, ErrorText.clean(error), false) != JobStore.Settled.REFUSED;
     }
 
     @Override
     public boolean discard(String reason) {
         Objects.requireNonNull(reason, "reason");
         resolved = true;
-        return store.settle(row.id(), row.token(), null, clip(reason), true) != JobStore.Settled.REFUSED;
+        return store.settle(row.id(), row.token(), null, ErrorText.clean(reason), true) != JobStore.Settled.REFUSED;
     }
 
     @Override
@@ -228,15 +225,6 @@ public final class ClaimedJob<T> implements JobHandle<T> {
         return store.release(row.id(), row.token());
     }
 
-    static String errorText(Throwable error) {
-        StringWriter w = new StringWriter();
-        error.printStackTrace(new PrintWriter(w));
-        return clip(w.toString());
-    }
-
-    private static String clip(String s) {
-        return s.length() <= MAX_ERROR_CHARS ? s : s.substring(0, MAX_ERROR_CHARS);
-    }
 
     @Override
     public String toString() {

@@ -1,5 +1,6 @@
 package dev.sluice.internal.queue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -26,6 +27,8 @@ final class JobCompleter implements AutoCloseable {
     /** A batch smaller than this, when more than one ack was waiting, waits up to {@link #LINGER_NANOS} for more. */
     static final int LINGER_BELOW = 128;
     private static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** How long {@link #close()} waits for the acks in flight and queued to be written. */
+    static final Duration CLOSE_LIMIT = Duration.ofSeconds(10);
     /** A failed batch is tried this often (with a growing pause) before its acks fail. */
     private static final int ATTEMPTS = 4;
 
@@ -144,14 +147,29 @@ final class JobCompleter implements AutoCloseable {
         onFlushed.run();
     }
 
-    /** Acks everything queued so far, then stops the thread. */
+    /** Acks everything queued so far, then stops the thread; waits at most {@link #CLOSE_LIMIT}. */
     @Override
     public void close() {
+        close(CLOSE_LIMIT);
+    }
+
+    /**
+     * Acks everything queued so far, then stops the thread, waiting at most {@code limit} (at least 1 ms):
+     * a database that does not answer (a lock held on a job row, a stalled server) must not hang the
+     * worker's close. What is left unconfirmed then is logged; those jobs run again after their claims
+     * expire, and the thread (a daemon) still writes them if the database answers later.
+     */
+    void close(Duration limit) {
         closing = true;
         try {
-            thread.join();
+            thread.join(Math.max(1, limit.toMillis()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            log.warn("acks not written within {} ms of close; their jobs run again after their claims expire"
+                    + " unless the database answers first: acks={}", limit.toMillis(), pending.get());
+            return;
         }
         flushQueued();
     }

@@ -153,6 +153,61 @@ class RowClaimTest {
         }
     }
 
+    @Test
+    void anExpiredRowWithoutAttemptsLeftGoesDeadInTheClaimAndEveryExpiryIsLogged(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            long sid = sluice.stream("spent").register().id();
+            FamilyTables t = new FamilyTables("\"" + db.schema() + "\"", sid);
+            long gid = sluice.stream("spent").consumerGroup("g").register().id();
+            try (Connection c = db.connect()) {
+                // 50: its 2nd delivery's lease ran out (budget 2 used); 51: its 1st ran out; 52: 2nd, lease live.
+                for (long id : new long[] {50, 51, 52}) {
+                    row(c, t, gid, id, "inflight", null, "now()");
+                }
+                execute(c, "UPDATE " + t.exceptionQueue() + " SET attempts = 2, lease_expires_at = now() - interval '1 second'"
+                        + " WHERE message_id = 50");
+                execute(c, "UPDATE " + t.exceptionQueue() + " SET attempts = 1, lease_expires_at = now() - interval '1 second'"
+                        + " WHERE message_id = 51");
+                execute(c, "UPDATE " + t.exceptionQueue() + " SET attempts = 2 WHERE message_id = 52");
+                List<Long> claimed = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, ConcurrencyPolicy.PARALLEL))) {
+                    ClaimSql.bindClaimRows(ps, gid, 100, 2, true, UUID.randomUUID(), 30);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            claimed.add(rs.getLong(1));
+                            assertThat(rs.getInt(2)).as("attempt of the re-claimed row").isEqualTo(2);
+                        }
+                    }
+                }
+                assertThat(claimed).containsExactly(51L);
+                assertThat(strings(c, "SELECT message_id || ' ' || status || ' ' || attempts || ' ' || coalesce(last_error, '-')"
+                        + " || ' ' || (dead_at IS NOT NULL) || ' ' || (lease_owner IS NULL) FROM " + t.exceptionQueue() + " ORDER BY message_id"))
+                        .containsExactly("50 dead 2 expired: the lease of delivery 2 of 2 ran out before its handler finished true true",
+                                "51 inflight 2 - false false", "52 inflight 2 - false false");
+                assertThat(strings(c, "SELECT message_id || ' ' || attempt || ' ' || status || ' ' || error FROM " + t.deliveryLog()
+                        + " ORDER BY message_id")).containsExactly(
+                        "50 2 dead expired: the lease of delivery 2 of 2 ran out before its handler finished",
+                        "51 1 expired the lease of delivery 1 of 2 ran out before its handler finished");
+            }
+        }
+    }
+
+    private static void execute(Connection c, String sql) throws Exception {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.executeUpdate();
+        }
+    }
+
+    private static List<String> strings(Connection c, String sql) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(rs.getString(1));
+            }
+        }
+        return out;
+    }
+
     private static void lease(Connection c, FamilyTables t, long gid, long id, String expires, String resolved) throws Exception {
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.claimLease() + " (consumer_group_id, low, high,"
                 + " owner_token, expires_at, resolved) VALUES (?, ?, ?, ?, " + expires + ", ?::bigint[])")) {
@@ -181,14 +236,7 @@ class RowClaimTest {
     private static List<Long> claim(Connection c, FamilyTables t, long gid, ConcurrencyPolicy policy) throws Exception {
         List<Long> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, policy))) {
-            ps.setLong(1, gid);
-            ps.setLong(2, gid);
-            ps.setInt(3, 100);
-            ps.setLong(4, gid);
-            ps.setInt(5, 100);
-            ps.setObject(6, UUID.randomUUID());
-            ps.setDouble(7, 30);
-            ps.setLong(8, gid);
+            ClaimSql.bindClaimRows(ps, gid, 100, 5, true, UUID.randomUUID(), 30);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(rs.getLong(1));
