@@ -181,17 +181,25 @@ final class ClaimSql {
                 + "     UNION ALL SELECT message_id, attempts, 'expired',"
                 + "       'the lease of delivery ' || attempts || ' of ' || ?::int || ' ran out before its handler finished'"
                 + "       FROM expired WHERE attempts < ?) x"
-                + "   WHERE ?::boolean)"
+                + "   WHERE ?::boolean),"
+                // The byte budget, as for ranges: the rows whose payloads fit (the first always); the
+                // others stay locked only until commit and are claimed next time.
+                + " picked AS (SELECT x.message_id, coalesce(octet_length(l.payload), 0) AS size,"
+                + "   sum(coalesce(octet_length(l.payload), 0)) OVER (ORDER BY x.message_id) AS upto"
+                + "   FROM (SELECT message_id FROM due UNION SELECT message_id FROM expired WHERE attempts < ?) x"
+                + "   LEFT JOIN " + t.messageLog() + " l ON l.id = x.message_id)"
                 + " UPDATE " + t.exceptionQueue() + " e SET status = 'inflight', lease_owner = ?,"
                 + "   lease_expires_at = now() + make_interval(secs => ?), attempts = e.attempts + 1, updated_at = now()"
-                + " WHERE e.consumer_group_id = ? AND e.message_id IN (SELECT message_id FROM due"
-                + "   UNION SELECT message_id FROM expired WHERE attempts < ?)"
+                + " WHERE e.consumer_group_id = ? AND e.message_id IN (SELECT message_id FROM picked WHERE upto <= ? OR upto = size)"
                 + " RETURNING e.message_id, e.attempts, e.delays, e.deferrals";
     }
 
-    /** Binds {@link #claimRows}'s parameters; {@code logExpiries}: the group's delivery log records failures. */
+    /**
+     * Binds {@link #claimRows}'s parameters; {@code logExpiries}: the group's delivery log records failures;
+     * {@code maxBytes}: the claim's payload budget (ConsumeOptions.maxBytes).
+     */
     static void bindClaimRows(java.sql.PreparedStatement ps, long group, int batch, int maxAttempts, boolean logExpiries,
-                              java.util.UUID owner, double leaseSeconds) throws java.sql.SQLException {
+                              java.util.UUID owner, double leaseSeconds, long maxBytes) throws java.sql.SQLException {
         int i = 1;
         ps.setLong(i++, group);
         ps.setLong(i++, group);
@@ -205,10 +213,11 @@ final class ClaimSql {
         ps.setInt(i++, maxAttempts);
         ps.setInt(i++, maxAttempts);
         ps.setBoolean(i++, logExpiries);
+        ps.setInt(i++, maxAttempts);
         ps.setObject(i++, owner);
         ps.setDouble(i++, leaseSeconds);
         ps.setLong(i++, group);
-        ps.setInt(i, maxAttempts);
+        ps.setLong(i, maxBytes);
     }
 
     /** Messages of a range (or of a list of ids) with whether compaction superseded them. */

@@ -970,7 +970,7 @@ public final class GroupConsumer<T> implements Consumption {
             try (PreparedStatement ps = c.prepareStatement(claimRowsSql)) {
                 // An expiry is a failure: logged unless the group's delivery log is off.
                 ClaimSql.bindClaimRows(ps, g.groupId(), o.batchSize(), retry.maxAttempts(), logMode != DeliveryLogMode.OFF,
-                        token, leaseSeconds);
+                        token, leaseSeconds, o.maxBytes());
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         out.put(rs.getLong(1), new int[] {rs.getInt(2), rs.getInt(3), rs.getInt(4)});

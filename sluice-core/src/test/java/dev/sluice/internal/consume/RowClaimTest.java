@@ -171,7 +171,7 @@ class RowClaimTest {
                 execute(c, "UPDATE " + t.exceptionQueue() + " SET attempts = 2 WHERE message_id = 52");
                 List<Long> claimed = new ArrayList<>();
                 try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, ConcurrencyPolicy.PARALLEL))) {
-                    ClaimSql.bindClaimRows(ps, gid, 100, 2, true, UUID.randomUUID(), 30);
+                    ClaimSql.bindClaimRows(ps, gid, 100, 2, true, UUID.randomUUID(), 30, Long.MAX_VALUE);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             claimed.add(rs.getLong(1));
@@ -188,6 +188,45 @@ class RowClaimTest {
                         + " ORDER BY message_id")).containsExactly(
                         "50 2 dead expired: the lease of delivery 2 of 2 ran out before its handler finished",
                         "51 1 expired the lease of delivery 1 of 2 ran out before its handler finished");
+            }
+        }
+    }
+
+    @Test
+    void aRowClaimStopsAtTheByteBudgetAndTakesTheRestNextTime(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            long sid = sluice.stream("budget").register().id();
+            FamilyTables t = new FamilyTables("\"" + db.schema() + "\"", sid);
+            long gid = sluice.stream("budget").consumerGroup("g").register().id();
+            List<Long> ids = new ArrayList<>();
+            try (dev.sluice.Producer<byte[]> p = sluice.stream("budget").producer()) {
+                for (int size : new int[] {6000, 1000, 1000, 1000, 1000, 1000}) {
+                    ids.add(p.produce(new byte[size]).id());
+                }
+            }
+            try (Connection c = db.connect()) {
+                for (long id : ids) {
+                    row(c, t, gid, id, "ready", null, "now() - interval '1 second'");
+                }
+                // A 2500-byte budget: the 6000-byte payload alone, then two 1000-byte ones at a time.
+                List<List<Long>> claims = new ArrayList<>();
+                for (int i = 0; i < 5; i++) {
+                    List<Long> claimed = new ArrayList<>();
+                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, ConcurrencyPolicy.PARALLEL))) {
+                        ClaimSql.bindClaimRows(ps, gid, 100, 5, true, UUID.randomUUID(), 30, 2500);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            while (rs.next()) {
+                                claimed.add(rs.getLong(1));
+                            }
+                        }
+                    }
+                    claimed.sort(null);
+                    claims.add(claimed);
+                }
+                assertThat(claims).containsExactly(List.of(ids.get(0)), List.of(ids.get(1), ids.get(2)),
+                        List.of(ids.get(3), ids.get(4)), List.of(ids.get(5)), List.of());
+                assertThat(strings(c, "SELECT DISTINCT status || ' ' || attempts FROM " + t.exceptionQueue()))
+                        .as("every row claimed exactly once").containsExactly("inflight 1");
             }
         }
     }
@@ -236,7 +275,7 @@ class RowClaimTest {
     private static List<Long> claim(Connection c, FamilyTables t, long gid, ConcurrencyPolicy policy) throws Exception {
         List<Long> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, policy))) {
-            ClaimSql.bindClaimRows(ps, gid, 100, 5, true, UUID.randomUUID(), 30);
+            ClaimSql.bindClaimRows(ps, gid, 100, 5, true, UUID.randomUUID(), 30, Long.MAX_VALUE);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(rs.getLong(1));
