@@ -1,5 +1,7 @@
 package dev.sluice.cli;
 
+import dev.sluice.ErrorCode;
+import dev.sluice.SluiceException;
 import dev.sluice.bench.BacklogBenchmark;
 import dev.sluice.bench.BenchJson;
 import dev.sluice.bench.BenchmarkException;
@@ -65,7 +67,7 @@ final class BenchCommand {
                 description = "Repeat ours and the reference K times; report the medians (default: ${DEFAULT-VALUE}).")
         int runs;
 
-        @Option(names = "--json", description = "Same as -o json: one JSON object per run, the summary last.")
+        @Option(names = "--json", hidden = true, description = "Same as -o json: one JSON object per run, the summary last.")
         boolean jsonFlag;
 
         @Override
@@ -75,7 +77,7 @@ final class BenchCommand {
                 options = new ProduceBenchmark.Options(globals().effectiveDatabaseUrl(), callers, Durations.parse(duration),
                         Durations.parse(warmup), payloadBytes, idempotencyKeys, runs);
             } catch (IllegalArgumentException e) {
-                throw new Main.UsageException(e.getMessage());
+                throw new SluiceException(ErrorCode.INVALID_ARGUMENT, e.getMessage());
             }
             boolean json = jsonFlag || json();
             PrintWriter out = out();
@@ -164,7 +166,7 @@ final class BenchCommand {
         @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
         boolean help;
 
-        @Option(names = "--json", description = "Same as -o json: one JSON object per run, the summary last.")
+        @Option(names = "--json", hidden = true, description = "Same as -o json: one JSON object per run, the summary last.")
         boolean jsonFlag;
 
         /** The settings printed in the text header. */
@@ -239,7 +241,7 @@ final class BenchCommand {
                     }
                 });
             } catch (IllegalArgumentException e) {
-                throw new Main.UsageException(e.getMessage());
+                throw new SluiceException(ErrorCode.INVALID_ARGUMENT, e.getMessage());
             } catch (BenchmarkException e) {
                 err.println("error: " + e.getMessage());
                 return Main.FAILURE;

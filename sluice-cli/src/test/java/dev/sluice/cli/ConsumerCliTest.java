@@ -68,7 +68,7 @@ class ConsumerCliTest {
         }
         CliTest.Run rewound = CliTest.run(db, schema, "consumer", "rewind", "s", "g", "--to-time", "2000-01-01T00:00:00Z", "-o", "json");
         assertThat(rewound.json().get("committed").asLong()).isZero();
-        assertThat(CliTest.run(db, schema, "consumer", "rewind", "s", "g", "--to-time", "yesterday").err()).contains("SLU-0003");
+        assertThat(CliTest.run(db, schema, "consumer", "rewind", "s", "g", "--to-time", "yesterday").err()).contains("SLU-0015");
         assertThat(CliTest.run(db, schema, "consumer", "rewind", "s", "g").exit()).isEqualTo(Main.USAGE);
     }
 }

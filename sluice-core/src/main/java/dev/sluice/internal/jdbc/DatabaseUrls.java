@@ -53,7 +53,8 @@ public final class DatabaseUrls {
         if (lower.startsWith("postgres://") || lower.startsWith("postgresql://")) {
             u = convert(u);
         } else if (!u.startsWith(JDBC_PREFIX)) {
-            int colon = u.indexOf(':');
+            // Name the scheme only (jdbc:mysql:, mysql:), never the rest of the URL on its own.
+            int colon = u.indexOf(':', u.startsWith("jdbc:") ? 5 : 0);
             String scheme = colon < 0 ? "" : u.substring(0, Math.min(colon + 1, 32));
             throw invalid("the database URL must start with jdbc:postgresql:, postgres:// or postgresql://"
                     + (scheme.isEmpty() ? "" : " (it starts with '" + Echo.of(scheme) + "')"), url);
