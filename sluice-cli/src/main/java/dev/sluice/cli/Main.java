@@ -57,6 +57,8 @@ public final class Main implements Runnable {
     static CommandLine commandLine(Main main, PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(main);
         answerHelpEverywhere(cl);
+        // No ANSI styles in the help: output escapes control characters, which would show them as text.
+        cl.setColorScheme(CommandLine.Help.defaultColorScheme(CommandLine.Help.Ansi.OFF));
         cl.setOut(out);
         cl.setErr(err);
         cl.setParameterExceptionHandler((ex, a) -> {
