@@ -249,28 +249,40 @@ final class ConsumerCommand {
         }
     }
 
-    static final class Selection {
-        @Option(names = "--all", required = true, description = "Every dead letter of the group.")
-        boolean all;
-
-        @Option(names = "--id", paramLabel = "MESSAGE_ID", split = ",", required = true,
-                description = "Message ids of dead letters (repeatable, or comma-separated).")
-        List<Long> ids;
-    }
-
-    @Command(name = "redrive", description = "Put dead letters back to ready with attempts reset.")
-    static final class Redrive extends Base {
+    /** Redrive and purge: which dead letters, as message ids after STREAM GROUP (as 'queue revive' takes job ids), or --all. */
+    abstract static class DeadLetterAction extends Base {
         @Mixin
         StreamGroup target;
 
-        @ArgGroup(exclusive = true, multiplicity = "1")
-        Selection which;
+        @Parameters(index = "2..*", arity = "0..*", paramLabel = "MESSAGE_ID", description = "Message ids of dead letters.")
+        List<Long> ids = new ArrayList<>();
 
+        /** The former form of the ids ({@code --id 1,2 --id 3}), kept working. */
+        @Option(names = "--id", paramLabel = "MESSAGE_ID", split = ",", hidden = true)
+        List<Long> legacyIds = new ArrayList<>();
+
+        @Option(names = "--all", description = "Every dead letter of the group.")
+        boolean all;
+
+        /** The named ids (empty with --all); a usage error when both or neither are given. */
+        List<Long> chosen(String verb) {
+            List<Long> named = new ArrayList<>(ids);
+            named.addAll(legacyIds);
+            if (all == !named.isEmpty()) {
+                throw new Main.UsageException("name the dead letters to " + verb + " by message id, or pass --all (not both)");
+            }
+            return named;
+        }
+    }
+
+    @Command(name = "redrive", description = "Put dead letters back to ready with attempts reset.")
+    static final class Redrive extends DeadLetterAction {
         @Override
         public Integer call() {
+            List<Long> named = chosen("redrive");
             try (CliContext ctx = open()) {
                 ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
-                int n = which.all ? g.redriveAll() : g.redrive(which.ids);
+                int n = all ? g.redriveAll() : g.redrive(named);
                 report(this, "redriven", n);
             }
             return Main.OK;
@@ -278,24 +290,19 @@ final class ConsumerCommand {
     }
 
     @Command(name = "purge", description = "Delete dead letters (the messages stay in the log). Needs --yes.")
-    static final class Purge extends Base {
-        @Mixin
-        StreamGroup target;
-
-        @ArgGroup(exclusive = true, multiplicity = "1")
-        Selection which;
-
+    static final class Purge extends DeadLetterAction {
         @Option(names = "--yes", description = "Confirm: purged dead letters cannot be redriven.")
         boolean yes;
 
         @Override
         public Integer call() {
+            List<Long> named = chosen("purge");
             if (!yes) {
                 throw new Main.UsageException("purging dead letters cannot be undone; add --yes to confirm");
             }
             try (CliContext ctx = open()) {
                 ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
-                int n = which.all ? g.purgeAll() : g.purge(which.ids);
+                int n = all ? g.purgeAll() : g.purge(named);
                 report(this, "purged", n);
             }
             return Main.OK;

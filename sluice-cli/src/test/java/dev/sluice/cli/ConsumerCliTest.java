@@ -31,7 +31,7 @@ class ConsumerCliTest {
         assertThat(deadPage.json().get("items")).hasSize((int) dead);
         if (dead > 0) {
             long first = deadPage.json().get("items").get(0).get("message_id").asLong();
-            assertThat(CliTest.run(db, schema, "consumer", "redrive", "demo.orders", "shipping", "--id", Long.toString(first))
+            assertThat(CliTest.run(db, schema, "consumer", "redrive", "demo.orders", "shipping", Long.toString(first))
                     .out()).contains("redriven 1 dead letter");
             CliTest.Run purge = CliTest.run(db, schema, "consumer", "purge", "demo.orders", "shipping", "--all");
             assertThat(purge.exit()).isEqualTo(Main.USAGE);

@@ -87,6 +87,15 @@ class HostileArgumentsCliTest {
         assertThat(CliTest.raw("queue", "dead", "--help").out()).contains("--cursor").doesNotContain("--page");
         assertThat(CliTest.raw("bench", "produce", "--help").out()).doesNotContain("--json").contains("--output");
         assertThat(CliTest.raw("stream", "read", "--help").out()).contains("--poll-interval");
+        // Dead letters are named like dead jobs: ids as arguments (--id still works), or --all.
+        run(db, schema, "stream", "register", "s");
+        run(db, schema, "consumer", "register", "s", "g");
+        expectCode(run(db, schema, "consumer", "redrive", "s", "g", "999999999"), "SLU-0109");
+        expectCode(run(db, schema, "consumer", "redrive", "s", "g", "--id", "999999999"), "SLU-0109");
+        assertThat(run(db, schema, "consumer", "redrive", "s", "g", "--all").out()).contains("redriven 0 dead letters");
+        assertThat(run(db, schema, "consumer", "redrive", "s", "g", "1", "--all").exit()).isEqualTo(Main.USAGE);
+        assertThat(run(db, schema, "consumer", "purge", "s", "g", "--yes").exit()).isEqualTo(Main.USAGE);
+        assertThat(CliTest.raw("consumer", "redrive", "--help").out()).contains("MESSAGE_ID").doesNotContain("--id");
         run(db, schema, "stream", "register", "ticks");
         CliTest.Run reg = run(db, schema, "schedule", "register", "tick", "--every", "5m", "--stream", "ticks", "--payload", "x",
                 "-o", "json");
