@@ -11,7 +11,8 @@ public final class GlobalOptions {
     public enum Format { text, json }
 
     @Option(names = "--database-url", scope = ScopeType.INHERIT, paramLabel = "URL",
-            description = "JDBC URL of your PostgreSQL (e.g. jdbc:postgresql://localhost/app?user=me). "
+            description = "JDBC URL of your PostgreSQL (e.g. jdbc:postgresql://localhost/app?user=me; "
+                    + "postgres://user:password@host/db is converted). "
                     + "Default: $SLUICE_DATABASE_URL, else an embedded PostgreSQL in --data-dir.")
     String databaseUrl;
 
