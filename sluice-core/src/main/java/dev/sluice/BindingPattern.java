@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.text.Echo;
 import java.util.regex.Pattern;
 
 /**
@@ -20,7 +21,7 @@ public final class BindingPattern {
         for (int i = 0; i < pattern.length(); i++) {
             char c = pattern.charAt(i);
             if (Character.isISOControl(c) || Character.isWhitespace(c)) {
-                throw new SluiceException(ErrorCode.INVALID_BINDING, "binding pattern '" + pattern.replaceAll("\\p{Cntrl}", "?")
+                throw new SluiceException(ErrorCode.INVALID_BINDING, "binding pattern '" + Echo.of(pattern)
                         + "' contains whitespace or control characters");
             }
         }
