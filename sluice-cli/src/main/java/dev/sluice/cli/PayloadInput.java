@@ -23,6 +23,11 @@ final class PayloadInput implements AutoCloseable {
         this.what = what;
     }
 
+    /** {@code file} when given, else standard input when {@code stdin}, else null (the payload is given as text). */
+    static PayloadInput open(Path file, boolean stdin) {
+        return file != null ? file(file) : stdin ? stdin() : null;
+    }
+
     /** Opens {@code file} now, so a missing file is reported before any database work. */
     static PayloadInput file(Path file) {
         String shown = "the file '" + Terminal.echo(file.toString()) + "'";

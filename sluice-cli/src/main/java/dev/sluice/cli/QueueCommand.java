@@ -133,8 +133,7 @@ final class QueueCommand {
             QueueOptions options = stamped.build();
             EnqueueOptions enqueue = b.build();
             // A file is opened before the database is, so a missing one fails fast.
-            try (PayloadInput input = source == null || source.file == null && !source.stdin ? null
-                    : source.file != null ? PayloadInput.file(source.file) : PayloadInput.stdin();
+            try (PayloadInput input = source == null ? null : PayloadInput.open(source.file, source.stdin);
                  CliContext ctx = open()) {
                 byte[] payload = input != null ? input.read(options.maxPayloadBytes()) : text();
                 long id = ctx.sluice().queue(queue, byte[].class, options).enqueue(payload, enqueue);

@@ -65,7 +65,7 @@ final class StreamIo {
             ProduceOptions options = ProduceOptions.builder().messageKey(key).routingKey(routingKey)
                     .idempotencyKey(idempotencyKey).headers(headers).build();
             // A file is opened before the database is, so a missing one fails fast.
-            try (PayloadInput input = source.data != null ? null : source.file != null ? PayloadInput.file(source.file) : PayloadInput.stdin();
+            try (PayloadInput input = PayloadInput.open(source.file, source.stdin);
                  CliContext ctx = open(); Producer<byte[]> p = ctx.sluice().stream(name).producer()) {
                 byte[] payload;
                 if (input == null) {
