@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.internal.text.Echo;
+
 /**
  * Routing patterns of consumer-group bindings: {@code *} matches any run of characters (dots
  * included), {@code ?} exactly one character, everything else itself; patterns are anchored.
@@ -18,7 +20,7 @@ public final class BindingPattern {
         for (int i = 0; i < pattern.length(); i++) {
             char c = pattern.charAt(i);
             if (Character.isISOControl(c) || Character.isWhitespace(c)) {
-                throw new SluiceException(ErrorCode.INVALID_BINDING, "binding pattern '" + pattern.replaceAll("\\p{Cntrl}", "?")
+                throw new SluiceException(ErrorCode.INVALID_BINDING, "binding pattern '" + Echo.of(pattern)
                         + "' contains whitespace or control characters");
             }
         }

@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.text.Echo;
 import java.util.Locale;
 
 /** How a consumer group coordinates messages that share a message key. */
@@ -19,7 +20,7 @@ public enum ConcurrencyPolicy {
         try {
             return valueOf(s.trim().toUpperCase(Locale.ROOT));
         } catch (RuntimeException e) {
-            throw new SluiceException(ErrorCode.INVALID_CONFIG, "concurrency must be parallel, exclusive or ordered (got '" + s + "')");
+            throw new SluiceException(ErrorCode.INVALID_CONFIG, "concurrency must be parallel, exclusive or ordered (got '" + Echo.of(s) + "')");
         }
     }
 }

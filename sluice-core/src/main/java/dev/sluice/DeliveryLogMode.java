@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.text.Echo;
 import java.util.Locale;
 
 /** Which delivery events a stream records in its {@code delivery_log_<id>} table. */
@@ -22,7 +23,7 @@ public enum DeliveryLogMode {
             return valueOf(text.trim().toUpperCase(Locale.ROOT));
         } catch (RuntimeException e) {
             throw new SluiceException(ErrorCode.INVALID_CONFIG,
-                    "delivery log mode must be one of off, failures, all (got '" + text + "')");
+                    "delivery log mode must be one of off, failures, all (got '" + Echo.of(text) + "')");
         }
     }
 }

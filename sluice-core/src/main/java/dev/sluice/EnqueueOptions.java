@@ -14,13 +14,14 @@ import java.util.Map;
  * @param priority  higher runs first (default 0; -1000 to 1000); keep the number of distinct
  *                  priorities of a queue small, the claim visits each one that has pending jobs
  * @param delay     run no earlier than this long after the enqueue commits, by the database clock;
- *                  wins over {@code runAt} when both are set (not negative)
- * @param runAt     run no earlier than this instant
+ *                  wins over {@code runAt} when both are set (0 to 3650 days)
+ * @param runAt     run no earlier than this instant (at most 3650 days ahead, like the delay)
  * @param expiresAt a job still unclaimed at this instant is moved to the dead jobs with reason
- *                  {@link DeadReason#EXPIRED} and never runs (a job already running is not interrupted)
+ *                  {@link DeadReason#EXPIRED} and never runs (a job already running is not interrupted;
+ *                  at most 3650 days ahead)
  * @param uniqueKey at most one live (pending or processing) job per (queue, key): enqueueing a duplicate
  *                  returns the live job's id and writes nothing; once that job is acked or dead the key
- *                  is free again (1 to 256 characters)
+ *                  is free again (1 to 256 characters, no control characters)
  * @param headers   a small string map stored as {@code jsonb} (trace context goes here)
  */
 public record EnqueueOptions(int priority, Duration delay, Instant runAt, Instant expiresAt, String uniqueKey,

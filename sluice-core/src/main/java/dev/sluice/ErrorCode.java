@@ -33,12 +33,15 @@ public enum ErrorCode {
                     + "on the stream or in the QueueOptions (at most 64 MiB)."),
     INVALID_KEY(5, Category.INVALID_INPUT, false,
             "A message, routing, idempotency or unique key is not valid.",
-            "Keys must be 1 to 256 characters and must not contain the NUL character. Nothing was written.",
+            "Keys must be 1 to 256 characters without control characters (U+0000 to U+001F, U+007F to U+009F, the "
+                    + "bidirectional overrides U+202A to U+202E and U+2066 to U+2069, and the line and paragraph separators "
+                    + "U+2028 and U+2029): operators' tools print keys, and a control character could drive their terminal. "
+                    + "Nothing was written.",
             "Shorten the key (hash long natural keys) or drop the option."),
     INVALID_HEADERS(6, Category.INVALID_INPUT, false,
             "The message or job headers are not valid.",
-            "Headers are a small string map: at most 64 entries, names 1 to 128 characters, no NUL characters, "
-                    + "at most 8 KiB in total. Nothing was written.",
+            "Headers are a small string map: at most 64 entries, names 1 to 128 characters without control characters "
+                    + "(as for keys), values without the NUL character, at most 8 KiB in total. Nothing was written.",
             "Move large or binary metadata into the payload; keep headers for trace context and routing hints."),
     NULL_PAYLOAD(7, Category.INVALID_INPUT, false,
             "The payload is null.",
@@ -60,7 +63,8 @@ public enum ErrorCode {
     INVALID_QUEUE_OPTIONS(11, Category.INVALID_INPUT, false,
             "A queue, enqueue or worker option is not valid.",
             "A QueueOptions, EnqueueOptions or WorkOptions value is out of range (for example a zero visibility timeout, "
-                    + "a negative delay, a priority outside -1000..1000, or expiresAt not after runAt), a claim or page size "
+                    + "a negative delay, a delay, runAt or expiresAt more than 3650 days ahead, a priority outside -1000..1000, or "
+                    + "expiresAt not after runAt), a claim or page size "
                     + "is out of range, a page cursor is foreign, or enqueueInTransaction got an auto-commit connection. "
                     + "It was rejected before any round trip; nothing was written.",
             "Correct the value named in the message; every option's range and default is in docs/queues.md."),

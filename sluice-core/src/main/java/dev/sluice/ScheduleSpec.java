@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.internal.catalog.Names;
 import dev.sluice.internal.schedule.DueTimes;
+import dev.sluice.internal.text.Echo;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
@@ -43,7 +44,7 @@ public record ScheduleSpec(String expression, ZoneId zone, Target target, byte[]
         if (e.startsWith("TZ=") || e.startsWith("CRON_TZ=")) {
             int space = e.indexOf(' ');
             if (space < 0) {
-                throw invalid("'" + e + "' has a zone but no cron fields");
+                throw invalid("'" + Echo.of(e) + "' has a zone but no cron fields");
             }
             ZoneId prefixed = zoneOf(e.substring(e.indexOf('=') + 1, space));
             if (zone != null && !zone.equals(prefixed)) {
@@ -131,7 +132,7 @@ public record ScheduleSpec(String expression, ZoneId zone, Target target, byte[]
         try {
             return ZoneId.of(zone);
         } catch (DateTimeException e) {
-            throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "unknown time zone '" + zone + "'", e);
+            throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "unknown time zone '" + Echo.of(zone) + "'", e);
         }
     }
 

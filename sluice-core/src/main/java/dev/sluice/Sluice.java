@@ -4,6 +4,7 @@ import dev.sluice.internal.catalog.MigrationAdmin;
 import dev.sluice.internal.catalog.Names;
 import dev.sluice.internal.catalog.StreamCatalog;
 import dev.sluice.internal.catalog.SystemCatalog;
+import dev.sluice.internal.jdbc.DatabaseUrls;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.jdbc.Identifiers;
 import dev.sluice.internal.schema.Migrator;
@@ -11,7 +12,6 @@ import dev.sluice.internal.schema.SchemaSteps;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * A Sluice client: one installation schema in one PostgreSQL database, reached through the caller's
@@ -374,11 +374,17 @@ public final class Sluice implements AutoCloseable {
             return this;
         }
 
-        /** Uses a simple non-pooling data source for this JDBC URL (fine for tools; pool for services). */
+        /**
+         * Uses a simple non-pooling data source for this URL (fine for tools; pool for services):
+         * {@code jdbc:postgresql://host[:port]/database?user=...}, or a {@code postgres://user:password@host/database}
+         * URL (converted). Connect and login time out after 10 s, a statement's socket read after 5 min, and
+         * TCP keep-alive is on, unless the URL sets {@code connectTimeout}, {@code loginTimeout},
+         * {@code socketTimeout} or {@code tcpKeepAlive} itself.
+         *
+         * @throws SluiceException {@link ErrorCode#INVALID_DATABASE_URL} (the message never shows the password)
+         */
         public Builder jdbcUrl(String url) {
-            PGSimpleDataSource ds = new PGSimpleDataSource();
-            ds.setUrl(Objects.requireNonNull(url, "url"));
-            this.dataSource = ds;
+            this.dataSource = DatabaseUrls.dataSource(url);
             return this;
         }
 

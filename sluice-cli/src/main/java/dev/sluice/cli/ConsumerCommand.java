@@ -10,6 +10,7 @@ import dev.sluice.Page;
 import dev.sluice.RetryPolicy;
 import dev.sluice.SluiceException;
 import dev.sluice.StartPosition;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -146,25 +147,49 @@ final class ConsumerCommand {
         }
 
         static StartPosition startPosition(String s) {
+            if (s.isBlank()) {
+                throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--start is empty; use beginning, head, an id or an ISO-8601 time");
+            }
             if (s.equalsIgnoreCase("beginning")) {
                 return StartPosition.beginning();
             }
             if (s.equalsIgnoreCase("head")) {
                 return StartPosition.head();
             }
-            if (s.chars().allMatch(Character::isDigit)) {
-                return StartPosition.atId(Long.parseLong(s));
+            if (!s.isEmpty() && s.chars().allMatch(c -> c >= '0' && c <= '9')) {
+                return StartPosition.atId(id("--start", s));
             }
             return StartPosition.atTime(time(s));
         }
     }
 
-    static Instant time(String s) {
+    /** A message or job id given as text: digits that fit a 64-bit integer, else INVALID_ARGUMENT. */
+    static long id(String flag, String s) {
         try {
-            return Instant.parse(s);
-        } catch (DateTimeParseException e) {
-            throw new SluiceException(ErrorCode.INVALID_CONFIG, "'" + s + "' is not an ISO-8601 instant such as 2026-11-29T10:00:00Z");
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            throw new SluiceException(ErrorCode.INVALID_ARGUMENT, flag + " '" + Terminal.echo(s)
+                    + "' is not an id (a whole number from 1 to " + Long.MAX_VALUE + ")");
         }
+    }
+
+    /** The latest time any time argument may name: what the library accepts as a job's run or expiry time. */
+    static final Duration MAX_AHEAD = Duration.ofDays(3650);
+
+    /** An ISO-8601 instant from year 1 up to 3650 days from now, else INVALID_ARGUMENT. */
+    static Instant time(String s) {
+        Instant t;
+        try {
+            t = Instant.parse(s.trim());
+        } catch (DateTimeParseException e) {
+            throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "'" + Terminal.echo(s)
+                    + "' is not an ISO-8601 instant such as 2026-11-29T10:00:00Z");
+        }
+        if (t.isBefore(Instant.parse("0001-01-01T00:00:00Z")) || t.isAfter(Instant.now().plus(MAX_AHEAD))) {
+            throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "'" + Terminal.echo(s)
+                    + "' is out of range: times lie between year 1 and " + MAX_AHEAD.toDays() + " days from now");
+        }
+        return t;
     }
 
     @Command(name = "dead", description = "Dead letters of a group in message-id order, a page at a time.")
@@ -175,8 +200,14 @@ final class ConsumerCommand {
         @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size (default: ${DEFAULT-VALUE}).")
         int limit;
 
-        @Option(names = "--page", paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
+        @Option(names = "--cursor", paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
         String page;
+
+        /** The former name of --cursor (as in 'queue dead'), kept working. */
+        @Option(names = "--page", paramLabel = "CURSOR", hidden = true)
+        void legacyCursor(String value) {
+            page = value;
+        }
 
         @Override
         public Integer call() {
@@ -210,7 +241,7 @@ final class ConsumerCommand {
                     }
                     Output.table(out(), List.of("MESSAGE", "KEY", "ATTEMPTS", "DEAD_AT", "LAST_ERROR"), rows);
                     if (p.next() != null) {
-                        out().println("next page: --page " + p.next());
+                        out().println("next page: --cursor " + p.next());
                     }
                 }
             }
@@ -218,28 +249,40 @@ final class ConsumerCommand {
         }
     }
 
-    static final class Selection {
-        @Option(names = "--all", required = true, description = "Every dead letter of the group.")
-        boolean all;
-
-        @Option(names = "--id", paramLabel = "MESSAGE_ID", split = ",", required = true,
-                description = "Message ids of dead letters (repeatable, or comma-separated).")
-        List<Long> ids;
-    }
-
-    @Command(name = "redrive", description = "Put dead letters back to ready with attempts reset.")
-    static final class Redrive extends Base {
+    /** Redrive and purge: which dead letters, as message ids after STREAM GROUP (as 'queue revive' takes job ids), or --all. */
+    abstract static class DeadLetterAction extends Base {
         @Mixin
         StreamGroup target;
 
-        @ArgGroup(exclusive = true, multiplicity = "1")
-        Selection which;
+        @Parameters(index = "2..*", arity = "0..*", paramLabel = "MESSAGE_ID", description = "Message ids of dead letters.")
+        List<Long> ids = new ArrayList<>();
 
+        /** The former form of the ids ({@code --id 1,2 --id 3}), kept working. */
+        @Option(names = "--id", paramLabel = "MESSAGE_ID", split = ",", hidden = true)
+        List<Long> legacyIds = new ArrayList<>();
+
+        @Option(names = "--all", description = "Every dead letter of the group.")
+        boolean all;
+
+        /** The named ids (empty with --all); a usage error when both or neither are given. */
+        List<Long> chosen(String verb) {
+            List<Long> named = new ArrayList<>(ids);
+            named.addAll(legacyIds);
+            if (all == !named.isEmpty()) {
+                throw new Main.UsageException("name the dead letters to " + verb + " by message id, or pass --all (not both)");
+            }
+            return named;
+        }
+    }
+
+    @Command(name = "redrive", description = "Put dead letters back to ready with attempts reset.")
+    static final class Redrive extends DeadLetterAction {
         @Override
         public Integer call() {
+            List<Long> named = chosen("redrive");
             try (CliContext ctx = open()) {
                 ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
-                int n = which.all ? g.redriveAll() : g.redrive(which.ids);
+                int n = all ? g.redriveAll() : g.redrive(named);
                 report(this, "redriven", n);
             }
             return Main.OK;
@@ -247,24 +290,19 @@ final class ConsumerCommand {
     }
 
     @Command(name = "purge", description = "Delete dead letters (the messages stay in the log). Needs --yes.")
-    static final class Purge extends Base {
-        @Mixin
-        StreamGroup target;
-
-        @ArgGroup(exclusive = true, multiplicity = "1")
-        Selection which;
-
+    static final class Purge extends DeadLetterAction {
         @Option(names = "--yes", description = "Confirm: purged dead letters cannot be redriven.")
         boolean yes;
 
         @Override
         public Integer call() {
+            List<Long> named = chosen("purge");
             if (!yes) {
                 throw new Main.UsageException("purging dead letters cannot be undone; add --yes to confirm");
             }
             try (CliContext ctx = open()) {
                 ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
-                int n = which.all ? g.purgeAll() : g.purge(which.ids);
+                int n = all ? g.purgeAll() : g.purge(named);
                 report(this, "purged", n);
             }
             return Main.OK;

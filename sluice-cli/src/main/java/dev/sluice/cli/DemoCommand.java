@@ -15,6 +15,7 @@ import dev.sluice.Producer;
 import dev.sluice.RetryPolicy;
 import dev.sluice.Sluice;
 import dev.sluice.SluiceException;
+import dev.sluice.internal.jdbc.DatabaseUrls;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -52,8 +53,11 @@ final class DemoCommand extends Base {
         Duration limit = Durations.parse(timeout);
         PrintWriter out = out();
         try (CliContext ctx = CliContext.open(globals(), true)) {
+            // One round trip first: an unreachable database is a coded error, not the pool's own exception.
+            ctx.sluice().streams();
             HikariConfig hc = new HikariConfig();
-            hc.setJdbcUrl(ctx.jdbcUrl());
+            // The same data source (and timeouts) as every other command, pooled.
+            hc.setDataSource(DatabaseUrls.dataSource(ctx.jdbcUrl()));
             hc.setMaximumPoolSize(12);
             hc.setPoolName("sluice-demo");
             try (HikariDataSource pool = new HikariDataSource(hc);

@@ -14,7 +14,20 @@ final class Durations {
     private Durations() {
     }
 
+    /** The longest duration any flag takes (longer ones overflow the millisecond clocks they end up on). */
+    static final Duration MAX = Duration.ofDays(36_500);
+
+    /** The duration {@code text} names; refuses negative, overlong and unparsable ones with INVALID_ARGUMENT. */
     static Duration parse(String text) {
+        Duration d = parseAny(text);
+        if (d.isNegative() || d.compareTo(MAX) > 0) {
+            throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "'" + Terminal.echo(text) + "' is out of range; durations"
+                    + " are 0 to " + MAX.toDays() + " days, e.g. 90s, 15m, 24h, 7d or ISO-8601 like PT1H30M");
+        }
+        return d;
+    }
+
+    private static Duration parseAny(String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);
         Matcher m = SHORT.matcher(t);
         try {
@@ -30,7 +43,7 @@ final class Durations {
             }
             return Duration.parse(text.trim().toUpperCase(Locale.ROOT));
         } catch (RuntimeException e) {
-            throw new SluiceException(ErrorCode.INVALID_CONFIG, "'" + text
+            throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "'" + Terminal.echo(text)
                     + "' is not a duration; use e.g. 90s, 15m, 24h, 7d or ISO-8601 like PT1H30M");
         }
     }

@@ -15,7 +15,7 @@ final class ExplainCommand extends Base {
     @Override
     public Integer call() {
         ErrorCode c = ErrorCode.lookup(code).orElseThrow(() -> new SluiceException(ErrorCode.UNKNOWN_ERROR_CODE,
-                "'" + code + "' is not a Sluice error code"));
+                "'" + Terminal.echo(code) + "' is not a Sluice error code"));
         if (json()) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("code", c.code());

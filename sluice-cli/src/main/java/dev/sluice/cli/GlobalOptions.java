@@ -1,5 +1,6 @@
 package dev.sluice.cli;
 
+import dev.sluice.internal.jdbc.DatabaseUrls;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
@@ -10,7 +11,8 @@ public final class GlobalOptions {
     public enum Format { text, json }
 
     @Option(names = "--database-url", scope = ScopeType.INHERIT, paramLabel = "URL",
-            description = "JDBC URL of your PostgreSQL (e.g. jdbc:postgresql://localhost/app?user=me). "
+            description = "JDBC URL of your PostgreSQL (e.g. jdbc:postgresql://localhost/app?user=me; "
+                    + "postgres://user:password@host/db is converted). "
                     + "Default: $SLUICE_DATABASE_URL, else an embedded PostgreSQL in --data-dir.")
     String databaseUrl;
 
@@ -31,8 +33,21 @@ public final class GlobalOptions {
             description = "Output format: text or json (default: ${DEFAULT-VALUE}).")
     Format output;
 
-    /** The database URL from the flag or the environment, or null for the embedded server. */
+    @Option(names = "--debug", scope = ScopeType.INHERIT,
+            description = "Print the stack trace of a failure (also SLUICE_DEBUG=1); passwords stay redacted.")
+    boolean debug;
+
+    /**
+     * The JDBC URL from the flag or the environment ({@code postgres://} URLs converted), or null for the
+     * embedded server; a URL that cannot be used is refused with INVALID_DATABASE_URL, its password redacted.
+     */
     String effectiveDatabaseUrl() {
+        String given = rawDatabaseUrl();
+        return given == null ? null : DatabaseUrls.toJdbc(given);
+    }
+
+    /** The URL as given (flag, else environment), or null: only to scrub its password from messages. */
+    String rawDatabaseUrl() {
         if (databaseUrl != null && !databaseUrl.isBlank()) {
             return databaseUrl;
         }
@@ -42,5 +57,11 @@ public final class GlobalOptions {
 
     boolean json() {
         return output == Format.json;
+    }
+
+    /** Whether failures print their stack trace ({@code --debug} or {@code SLUICE_DEBUG=1}). */
+    boolean debug() {
+        String env = System.getenv("SLUICE_DEBUG");
+        return debug || "1".equals(env) || "true".equalsIgnoreCase(env);
     }
 }

@@ -1,6 +1,8 @@
 package dev.sluice.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.ErrorCode;
+import dev.sluice.SluiceException;
 import dev.sluice.bench.lab.Lab;
 import dev.sluice.bench.lab.LabOptions;
 import java.io.PrintWriter;
@@ -56,7 +58,7 @@ final class LabCommand extends Base {
             + " a run that does not pass always keeps it.")
     boolean keepData;
 
-    @Option(names = "--json", description = "Same as -o json: the summary as one JSON line.")
+    @Option(names = "--json", hidden = true, description = "Same as -o json: the summary as one JSON line.")
     boolean jsonFlag;
 
     private static Duration d(String s) {
@@ -74,7 +76,7 @@ final class LabCommand extends Base {
                     producers, consumers, rate, failureRate, hangRate, d(killEvery), d(terminateEvery),
                     globals().effectiveDatabaseUrl() == null ? d(restartAt) : Duration.ZERO, longTransactions, Durations.parse(lease), seed);
         } catch (IllegalArgumentException e) {
-            throw new Main.UsageException(e.getMessage());
+            throw new SluiceException(ErrorCode.INVALID_ARGUMENT, e.getMessage());
         }
         Lab.Result r = new Lab(options, line -> {
             err.println(line);

@@ -1,6 +1,7 @@
 package dev.sluice.cli;
 
 import dev.sluice.SluiceException;
+import dev.sluice.internal.jdbc.DatabaseUrls;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
@@ -41,33 +42,73 @@ public final class Main implements Runnable {
     }
 
     /** Runs the command with the given streams; returns the exit code. */
-    public static int run(PrintWriter out, PrintWriter err, String... args) {
+    public static int run(PrintWriter rawOut, PrintWriter rawErr, String... args) {
+        // Everything printed passes one escaping rule, whatever the command prints (see Terminal).
+        PrintWriter out = Terminal.escaping(rawOut);
+        PrintWriter err = Terminal.escaping(rawErr);
         Main main = new Main();
+        CommandLine cl = commandLine(main, out, err);
+        int code = cl.execute(args);
+        out.flush();
+        err.flush();
+        return code;
+    }
+
+    /** The command tree of {@code main} printing to {@code out} and {@code err}, with the error handling. */
+    static CommandLine commandLine(Main main, PrintWriter out, PrintWriter err) {
         CommandLine cl = new CommandLine(main);
+        answerHelpEverywhere(cl);
+        // No ANSI styles in the help: output escapes control characters, which would show them as text.
+        cl.setColorScheme(CommandLine.Help.defaultColorScheme(CommandLine.Help.Ansi.OFF));
         cl.setOut(out);
         cl.setErr(err);
         cl.setParameterExceptionHandler((ex, a) -> {
-            err.println("usage error: " + ex.getMessage());
+            err.println("usage error: " + Terminal.message(ex.getMessage()));
             ex.getCommandLine().usage(err);
             return USAGE;
         });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            String url = main.globals.rawDatabaseUrl();
             if (ex instanceof SluiceException se) {
-                Output.error(out, err, main.globals.json(), se);
+                Output.error(out, err, main.globals.json(), se, url);
+                if (main.globals.debug()) {
+                    printStackTrace(err, se, url);
+                }
                 return FAILURE;
             }
             if (ex instanceof UsageException ue) {
                 err.println("usage error: " + ue.getMessage());
                 return USAGE;
             }
-            err.println("error: " + ex);
-            ex.printStackTrace(err);
+            // Not a coded error: one line, the password scrubbed; the stack trace only with --debug.
+            err.println("error: " + Terminal.message(DatabaseUrls.scrub(String.valueOf(ex), url))
+                    + (main.globals.debug() ? "" : " (run with --debug or SLUICE_DEBUG=1 for the stack trace)"));
+            if (main.globals.debug()) {
+                printStackTrace(err, ex, url);
+            }
             return FAILURE;
         });
-        int code = cl.execute(args);
-        out.flush();
+        return cl;
+    }
+
+    private static void printStackTrace(PrintWriter err, Throwable ex, String url) {
+        java.io.StringWriter trace = new java.io.StringWriter();
+        ex.printStackTrace(new PrintWriter(trace));
+        err.print(DatabaseUrls.scrub(trace.toString(), url));
         err.flush();
-        return code;
+    }
+
+    /**
+     * Gives every command and subcommand {@code -h/--help} unless it declares its own help option: a command
+     * added later answers {@code --help} without remembering to.
+     */
+    private static void answerHelpEverywhere(CommandLine cl) {
+        CommandLine.Model.CommandSpec spec = cl.getCommandSpec();
+        if (spec.optionsMap().get("--help") == null) {
+            spec.addOption(CommandLine.Model.OptionSpec.builder("-h", "--help").usageHelp(true)
+                    .description("Show this help message and exit.").build());
+        }
+        cl.getSubcommands().values().forEach(Main::answerHelpEverywhere);
     }
 
     /** A command line that parses but is refused (for example destroy without --yes). */

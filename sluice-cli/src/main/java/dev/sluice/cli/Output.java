@@ -1,6 +1,9 @@
 package dev.sluice.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.SerializableString;
+import com.fasterxml.jackson.core.io.CharacterEscapes;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.sluice.MigrationStatus;
@@ -8,6 +11,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.StreamConfig;
 import dev.sluice.StreamInfo;
 import dev.sluice.SystemInfo;
+import dev.sluice.internal.jdbc.DatabaseUrls;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,8 +21,36 @@ import java.util.Map;
 
 /** Renders results as text tables or JSON, and errors as coded messages. */
 final class Output {
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-    private static final ObjectMapper COMPACT = new ObjectMapper();
+    private static final ObjectMapper JSON = mapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper COMPACT = mapper();
+
+    /**
+     * Jackson escapes C0 controls in strings; this also escapes DEL, C1 and the bidirectional and line
+     * controls (as a backslash-u escape), so JSON printed to a terminal cannot drive it either.
+     */
+    private static ObjectMapper mapper() {
+        ObjectMapper m = new ObjectMapper();
+        m.getFactory().setCharacterEscapes(new ControlEscapes());
+        return m;
+    }
+
+    private static final class ControlEscapes extends CharacterEscapes {
+        private final int[] ascii = standardAsciiEscapesForJSON();
+
+        ControlEscapes() {
+            ascii[0x7f] = CharacterEscapes.ESCAPE_STANDARD;
+        }
+
+        @Override
+        public int[] getEscapeCodesForAscii() {
+            return ascii;
+        }
+
+        @Override
+        public SerializableString getEscapeSequence(int ch) {
+            return ch <= 0xffff && Terminal.isControl((char) ch) ? new SerializedString(String.format("\\u%04x", ch)) : null;
+        }
+    }
 
     private Output() {
     }
@@ -93,12 +125,14 @@ final class Output {
         return Durations.format(d);
     }
 
-    /** Prints rows as an aligned table with a header. */
+    /** Prints rows as an aligned table with a header; cells are escaped first (one cell, one line, aligned). */
     static void table(PrintWriter out, List<String> header, List<List<String>> rows) {
         int[] widths = new int[header.size()];
         List<List<String>> all = new ArrayList<>();
         all.add(header);
-        all.addAll(rows);
+        for (List<String> row : rows) {
+            all.add(row.stream().map(cell -> Terminal.escape(String.valueOf(cell))).toList());
+        }
         for (List<String> row : all) {
             for (int i = 0; i < row.size(); i++) {
                 widths[i] = Math.max(widths[i], row.get(i).length());
@@ -117,20 +151,25 @@ final class Output {
     /** Prints key: value lines. */
     static void fields(PrintWriter out, Map<String, ?> fields) {
         int width = fields.keySet().stream().mapToInt(String::length).max().orElse(0) + 1;
-        fields.forEach((k, v) -> out.println(String.format("%-" + width + "s  %s", k + ":", v)));
+        fields.forEach((k, v) -> out.println(String.format("%-" + width + "s  %s", k + ":", Terminal.escape(String.valueOf(v)))));
     }
 
-    static void error(PrintWriter out, PrintWriter err, boolean json, SluiceException e) {
+    /**
+     * Prints a coded error. The problem is the library's (inputs already cut); any form of the database
+     * URL's password that a driver message may quote is scrubbed from it.
+     */
+    static void error(PrintWriter out, PrintWriter err, boolean json, SluiceException e, String databaseUrl) {
+        String problem = DatabaseUrls.scrub(e.problem(), databaseUrl);
         if (json) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("code", e.code().code());
             m.put("name", e.code().name());
-            m.put("problem", e.problem());
+            m.put("problem", problem);
             m.put("retryable", e.retryable());
             m.put("fix", e.fix());
             json(out, Map.of("error", m));
         } else {
-            err.println("error: " + e.problem() + " [" + e.code().code() + "]");
+            err.println("error: " + Terminal.escape(problem) + " [" + e.code().code() + "]");
             err.println("  fix: " + e.fix());
         }
     }

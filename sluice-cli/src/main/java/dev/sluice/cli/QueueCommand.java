@@ -8,10 +8,7 @@ import dev.sluice.Page;
 import dev.sluice.QueueInfo;
 import dev.sluice.QueueOptions;
 import dev.sluice.SluiceException;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -72,8 +69,12 @@ final class QueueCommand {
         Source source;
 
         static final class Source {
-            @Option(names = "--payload", paramLabel = "TEXT", description = "The payload as text (UTF-8).")
+            @Option(names = "--data", paramLabel = "TEXT", description = "The payload as text (UTF-8).")
             String text;
+
+            /** The former name of --data, kept working (the same flag as 'stream produce --data'). */
+            @Option(names = "--payload", paramLabel = "TEXT", hidden = true)
+            String legacyText;
 
             @Option(names = "--file", paramLabel = "PATH", description = "Read the payload from a file (bytes as they are).")
             Path file;
@@ -112,7 +113,7 @@ final class QueueCommand {
         String visibilityTimeout;
 
         @Override
-        public Integer call() throws IOException {
+        public Integer call() {
             EnqueueOptions.Builder b = EnqueueOptions.builder().priority(priority).uniqueKey(uniqueKey).headers(headers);
             if (when != null && when.delay != null) {
                 b.delay(Durations.parse(when.delay));
@@ -130,9 +131,12 @@ final class QueueCommand {
                 stamped.visibilityTimeout(Durations.parse(visibilityTimeout));
             }
             QueueOptions options = stamped.build();
-            byte[] payload = payload();
-            try (CliContext ctx = open()) {
-                long id = ctx.sluice().queue(queue, byte[].class, options).enqueue(payload, b.build());
+            EnqueueOptions enqueue = b.build();
+            // A file is opened before the database is, so a missing one fails fast.
+            try (PayloadInput input = source == null ? null : PayloadInput.open(source.file, source.stdin);
+                 CliContext ctx = open()) {
+                byte[] payload = input != null ? input.read(options.maxPayloadBytes()) : text();
+                long id = ctx.sluice().queue(queue, byte[].class, options).enqueue(payload, enqueue);
                 if (json()) {
                     Map<String, Object> doc = new LinkedHashMap<>();
                     doc.put("id", id);
@@ -145,24 +149,9 @@ final class QueueCommand {
             return Main.OK;
         }
 
-        private byte[] payload() throws IOException {
-            if (source == null) {
-                return new byte[0];
-            }
-            if (source.text != null) {
-                return source.text.getBytes(StandardCharsets.UTF_8);
-            }
-            if (source.file != null) {
-                try {
-                    return Files.readAllBytes(source.file);
-                } catch (IOException e) {
-                    throw new SluiceException(ErrorCode.INVALID_CONFIG, "cannot read the payload file '" + source.file
-                            + "': " + e.getClass().getSimpleName(), e);
-                }
-            }
-            try (InputStream in = System.in) {
-                return in.readAllBytes();
-            }
+        private byte[] text() {
+            String text = source == null ? null : source.text != null ? source.text : source.legacyText;
+            return text == null ? new byte[0] : text.getBytes(StandardCharsets.UTF_8);
         }
     }
 
@@ -179,8 +168,14 @@ final class QueueCommand {
         @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size, 1 to 1000 (default: ${DEFAULT-VALUE}).")
         int limit;
 
-        @Option(names = {"--cursor", "--page"}, paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
+        @Option(names = "--cursor", paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
         String cursor;
+
+        /** The former second name of --cursor, kept working. */
+        @Option(names = "--page", paramLabel = "CURSOR", hidden = true)
+        void legacyCursor(String value) {
+            cursor = value;
+        }
 
         @Override
         public Integer call() {
@@ -216,7 +211,7 @@ final class QueueCommand {
         return switch (s.trim().toLowerCase(Locale.ROOT)) {
             case "pending" -> JobState.PENDING;
             case "processing" -> JobState.PROCESSING;
-            default -> throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "'" + s
+            default -> throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "'" + Terminal.echo(s)
                     + "' is not a live job state; use pending or processing (dead jobs: 'sluice queue dead')");
         };
     }

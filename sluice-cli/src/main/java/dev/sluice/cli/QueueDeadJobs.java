@@ -33,8 +33,14 @@ final class QueueDeadJobs {
         @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size, 1 to 1000 (default: ${DEFAULT-VALUE}).")
         int limit;
 
-        @Option(names = {"--cursor", "--page"}, paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
+        @Option(names = "--cursor", paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
         String cursor;
+
+        /** The former second name of --cursor, kept working. */
+        @Option(names = "--page", paramLabel = "CURSOR", hidden = true)
+        void legacyCursor(String value) {
+            cursor = value;
+        }
 
         @Override
         public Integer call() {

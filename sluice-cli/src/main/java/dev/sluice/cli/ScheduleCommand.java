@@ -143,11 +143,17 @@ final class ScheduleCommand {
         @Option(names = "--zone", paramLabel = "ZONE", description = "Zone the cron fields are read in (default UTC).")
         String zone;
 
-        @Option(names = "--payload", paramLabel = "TEXT", description = "The payload of every fire (UTF-8; default empty).")
+        @Option(names = "--data", paramLabel = "TEXT", description = "The payload of every fire (UTF-8; default empty).")
         String payload;
 
+        /** The former name of --data, kept working (the same flag as 'stream produce --data'). */
+        @Option(names = "--payload", paramLabel = "TEXT", hidden = true)
+        void legacyPayload(String value) {
+            payload = value;
+        }
+
         @Option(names = "--content-type", paramLabel = "TYPE",
-                description = "Content type of the payload (default text/plain; charset=utf-8 with --payload).")
+                description = "Content type of the payload (default text/plain; charset=utf-8 with --data).")
         String contentType;
 
         @Option(names = "--catch-up", paramLabel = "N",
@@ -239,7 +245,7 @@ final class ScheduleCommand {
         @Override
         public Integer call() {
             if (!yes) {
-                throw new Main.UsageException("destroying schedule '" + name + "' cannot be undone; add --yes to confirm");
+                throw new Main.UsageException("destroying schedule '" + Terminal.echo(name) + "' cannot be undone; add --yes to confirm");
             }
             try (CliContext ctx = open()) {
                 ctx.sluice().schedule(name).destroy();

@@ -185,7 +185,7 @@ final class StreamCommand {
         @Override
         public Integer call() {
             if (!yes) {
-                throw new Main.UsageException("destroying stream '" + name + "' cannot be undone; add --yes to confirm");
+                throw new Main.UsageException("destroying stream '" + Terminal.echo(name) + "' cannot be undone; add --yes to confirm");
             }
             try (CliContext ctx = CliContext.open(globals(), true)) {
                 ctx.sluice().stream(name).destroy(force);

@@ -6,15 +6,13 @@ import dev.sluice.Produced;
 import dev.sluice.Producer;
 import dev.sluice.SluiceException;
 import dev.sluice.Stream;
+import dev.sluice.StreamConfig;
 import dev.sluice.StoredMessage;
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
@@ -63,20 +61,21 @@ final class StreamIo {
         }
 
         @Override
-        public Integer call() throws IOException {
-            byte[] payload;
-            if (source.data != null) {
-                payload = source.data.getBytes(StandardCharsets.UTF_8);
-            } else if (source.file != null) {
-                payload = Files.readAllBytes(source.file);
-            } else {
-                try (InputStream in = System.in) {
-                    payload = in.readAllBytes();
-                }
-            }
+        public Integer call() {
             ProduceOptions options = ProduceOptions.builder().messageKey(key).routingKey(routingKey)
                     .idempotencyKey(idempotencyKey).headers(headers).build();
-            try (CliContext ctx = open(); Producer<byte[]> p = ctx.sluice().stream(name).producer()) {
+            // A file is opened before the database is, so a missing one fails fast.
+            try (PayloadInput input = PayloadInput.open(source.file, source.stdin);
+                 CliContext ctx = open(); Producer<byte[]> p = ctx.sluice().stream(name).producer()) {
+                byte[] payload;
+                if (input == null) {
+                    payload = source.data.getBytes(StandardCharsets.UTF_8);
+                } else {
+                    // Read no more than the stream accepts (an unknown stream is reported by produce).
+                    int limit = ctx.sluice().stream(name).get().map(s -> s.config().maxPayloadBytes())
+                            .orElse(StreamConfig.defaults().maxPayloadBytes());
+                    payload = input.read(limit);
+                }
                 Produced r = p.produce(payload, options);
                 if (json()) {
                     Output.json(out(), Map.of("id", r.id(), "duplicate", r.duplicate()));
@@ -109,19 +108,27 @@ final class StreamIo {
                         + "are fetched in batches within it (a larger single message alone), so memory stays bounded.")
         long maxBytes;
 
-        @Option(names = "--poll", paramLabel = "DURATION", defaultValue = "200ms", hidden = true)
+        // No picocli default: it would be applied after the --poll alias set the field, undoing it.
+        @Option(names = "--poll-interval", paramLabel = "DURATION",
+                description = "With --follow, how often to look for new messages (default: 200ms).")
         String poll;
+
+        /** The former name of --poll-interval, kept working. */
+        @Option(names = "--poll", paramLabel = "DURATION", hidden = true)
+        void legacyPoll(String value) {
+            poll = value;
+        }
 
         @Override
         public Integer call() throws InterruptedException {
             if (limit < 1) {
-                throw new SluiceException(ErrorCode.INVALID_CONFIG, "--limit must be at least 1");
+                throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--limit must be at least 1");
             }
             if (maxBytes < 1) {
                 throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--max-bytes must be at least 1");
             }
             dev.sluice.ReadOptions readOptions = dev.sluice.ReadOptions.defaults().withMaxBytes(maxBytes);
-            Duration pollEvery = Durations.parse(poll);
+            Duration pollEvery = Durations.parse(poll == null ? "200ms" : poll);
             try (CliContext ctx = open()) {
                 Stream<byte[]> stream = ctx.sluice().stream(name);
                 long after = from - 1;
@@ -173,17 +180,18 @@ final class StreamIo {
             Output.jsonLine(out, row);
             return;
         }
+        // Keys and headers were written by anyone: escaped, so they cannot drive the reader's terminal.
         StringBuilder line = new StringBuilder().append(m.id());
         if (m.messageKey() != null) {
-            line.append(" key=").append(m.messageKey());
+            line.append(" key=").append(Terminal.escape(m.messageKey()));
         }
         if (m.routingKey() != null) {
-            line.append(" routing=").append(m.routingKey());
+            line.append(" routing=").append(Terminal.escape(m.routingKey()));
         }
         if (!m.headers().isEmpty()) {
-            line.append(" headers=").append(m.headers());
+            line.append(" headers=").append(Terminal.escape(m.headers().toString()));
         }
-        line.append(' ').append(text != null ? text : "base64:" + Base64.getEncoder().encodeToString(m.payload()));
+        line.append(' ').append(text != null ? Terminal.escape(text, true) : "base64:" + Base64.getEncoder().encodeToString(m.payload()));
         out.println(line);
     }
 

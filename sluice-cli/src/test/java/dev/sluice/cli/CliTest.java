@@ -109,7 +109,7 @@ class CliTest {
         assertThat(badName.err()).contains("SLU-0001");
         Run badDuration = run(db, schema, "stream", "register", "ok", "--retention", "a while");
         assertThat(badDuration.exit()).isEqualTo(Main.FAILURE);
-        assertThat(badDuration.err()).contains("SLU-0003");
+        assertThat(badDuration.err()).contains("SLU-0015");
         Run badSize = run(db, schema, "stream", "register", "ok", "--partition-size", "0");
         assertThat(badSize.err()).contains("SLU-0003");
         assertThat(run(db, schema, "stream", "register", "ok", "--partition-size", "many").exit()).isEqualTo(Main.USAGE);

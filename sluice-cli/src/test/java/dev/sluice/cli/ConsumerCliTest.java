@@ -31,7 +31,7 @@ class ConsumerCliTest {
         assertThat(deadPage.json().get("items")).hasSize((int) dead);
         if (dead > 0) {
             long first = deadPage.json().get("items").get(0).get("message_id").asLong();
-            assertThat(CliTest.run(db, schema, "consumer", "redrive", "demo.orders", "shipping", "--id", Long.toString(first))
+            assertThat(CliTest.run(db, schema, "consumer", "redrive", "demo.orders", "shipping", Long.toString(first))
                     .out()).contains("redriven 1 dead letter");
             CliTest.Run purge = CliTest.run(db, schema, "consumer", "purge", "demo.orders", "shipping", "--all");
             assertThat(purge.exit()).isEqualTo(Main.USAGE);
@@ -68,7 +68,7 @@ class ConsumerCliTest {
         }
         CliTest.Run rewound = CliTest.run(db, schema, "consumer", "rewind", "s", "g", "--to-time", "2000-01-01T00:00:00Z", "-o", "json");
         assertThat(rewound.json().get("committed").asLong()).isZero();
-        assertThat(CliTest.run(db, schema, "consumer", "rewind", "s", "g", "--to-time", "yesterday").err()).contains("SLU-0003");
+        assertThat(CliTest.run(db, schema, "consumer", "rewind", "s", "g", "--to-time", "yesterday").err()).contains("SLU-0015");
         assertThat(CliTest.run(db, schema, "consumer", "rewind", "s", "g").exit()).isEqualTo(Main.USAGE);
     }
 }

@@ -43,9 +43,9 @@ class QueueCliTest {
         assertThat(none.exit()).isZero();
         assertThat(none.out()).contains("no queues");
 
-        long first = enqueue(db, schema, "emails", "--payload", "hello", "--priority", "5", "--unique-key", "welcome-ada",
+        long first = enqueue(db, schema, "emails", "--data", "hello", "--priority", "5", "--unique-key", "welcome-ada",
                 "--header", "trace=abc", "--max-attempts", "3");
-        long duplicate = enqueue(db, schema, "emails", "--payload", "other", "--unique-key", "welcome-ada");
+        long duplicate = enqueue(db, schema, "emails", "--data", "other", "--unique-key", "welcome-ada");
         assertThat(duplicate).as("a live job holds the key: its id, nothing written").isEqualTo(first);
         Path file = dir.resolve("payload.bin");
         Files.write(file, new byte[] {0, 1, 2});
@@ -58,12 +58,12 @@ class QueueCliTest {
         } finally {
             System.setIn(stdin);
         }
-        long later = enqueue(db, schema, "emails", "--payload", "later", "--delay", "1h");
-        CliTest.Run json = CliTest.run(db, schema, "queue", "enqueue", "emails", "--payload", "at", "-o", "json",
-                "--run-at", "2000-01-01T00:00:00Z", "--expires-at", "2999-01-01T00:00:00Z");
+        long later = enqueue(db, schema, "emails", "--data", "later", "--delay", "1h");
+        CliTest.Run json = CliTest.run(db, schema, "queue", "enqueue", "emails", "--data", "at", "-o", "json",
+                "--run-at", "2000-01-01T00:00:00Z", "--expires-at", "2035-01-01T00:00:00Z");
         assertThat(json.exit()).as(json.err()).isZero();
         long runAt = json.json().get("id").asLong();
-        enqueue(db, schema, "reports", "--payload", "r");
+        enqueue(db, schema, "reports", "--data", "r");
 
         CliTest.Run list = CliTest.run(db, schema, "queue", "list", "-o", "json");
         assertThat(list.exit()).isZero();
@@ -89,7 +89,7 @@ class QueueCliTest {
         assertThat(items.get(0).at("/headers/trace").asText()).isEqualTo("abc");
         assertThat(items.get(0).get("payload_bytes").asInt()).isEqualTo(5);
         assertThat(items.get(1).get("id").asLong()).as("run_at in 2000").isEqualTo(runAt);
-        assertThat(items.get(1).get("expires_at").asText()).isEqualTo("2999-01-01T00:00:00Z");
+        assertThat(items.get(1).get("expires_at").asText()).isEqualTo("2035-01-01T00:00:00Z");
         String next = page1.json().get("next").asText();
         CliTest.Run page2 = CliTest.run(db, schema, "queue", "jobs", "emails", "--cursor", next, "--limit", "10", "-o", "json");
         List<Long> rest = new ArrayList<>();
@@ -123,15 +123,15 @@ class QueueCliTest {
     void badInputIsACodedErrorOrAUsageErrorAndWritesNothing(TestDatabase db) {
         String schema = db.freshSchemaName("cli_queue_bad");
         CliTest.run(db, schema, "system", "register");
-        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--payload", "x", "--delay", "soon"), "SLU-0003");
-        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--payload", "x", "--run-at", "tomorrow"), "SLU-0003");
-        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--payload", "x", "--priority", "5000"), "SLU-0011");
-        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--payload", "x", "--visibility-timeout", "1ms"), "SLU-0011");
-        expectCode(CliTest.run(db, schema, "queue", "enqueue", "Bad Name", "--payload", "x"), "SLU-0001");
-        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--file", "/nonexistent/payload"), "SLU-0003");
-        assertThat(CliTest.run(db, schema, "queue", "enqueue", "q", "--payload", "x", "--delay", "1s", "--run-at",
+        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--data", "x", "--delay", "soon"), "SLU-0015");
+        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--data", "x", "--run-at", "tomorrow"), "SLU-0015");
+        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--data", "x", "--priority", "5000"), "SLU-0011");
+        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--data", "x", "--visibility-timeout", "1ms"), "SLU-0011");
+        expectCode(CliTest.run(db, schema, "queue", "enqueue", "Bad Name", "--data", "x"), "SLU-0001");
+        expectCode(CliTest.run(db, schema, "queue", "enqueue", "q", "--file", "/nonexistent/payload"), "SLU-0015");
+        assertThat(CliTest.run(db, schema, "queue", "enqueue", "q", "--data", "x", "--delay", "1s", "--run-at",
                 "2030-01-01T00:00:00Z").exit()).isEqualTo(Main.USAGE);
-        assertThat(CliTest.run(db, schema, "queue", "enqueue", "q", "--payload", "x", "--file", "f").exit()).isEqualTo(Main.USAGE);
+        assertThat(CliTest.run(db, schema, "queue", "enqueue", "q", "--data", "x", "--file", "f").exit()).isEqualTo(Main.USAGE);
         assertThat(CliTest.run(db, schema, "queue", "enqueue", "q", "--header", "no-equals-sign").exit()).isEqualTo(Main.USAGE);
         assertThat(CliTest.run(db, schema, "queue", "list", "-o", "json").json()).as("nothing was written").isEmpty();
 

@@ -16,7 +16,7 @@ class ScheduleCliTest {
         CliTest.run(db, schema, "stream", "register", "ticks");
 
         CliTest.Run reg = CliTest.run(db, schema, "schedule", "register", "tick", "--every", "1s", "--stream", "ticks",
-                "--payload", "hello", "-o", "json");
+                "--data", "hello", "-o", "json");
         assertThat(reg.exit()).as(reg.err()).isZero();
         assertThat(reg.json().get("expression").asText()).isEqualTo("@every 1s");
         assertThat(reg.json().get("target").asText()).isEqualTo("ticks");

@@ -2,6 +2,7 @@ package dev.sluice.internal.catalog;
 
 import dev.sluice.ErrorCode;
 import dev.sluice.SluiceException;
+import dev.sluice.internal.text.Echo;
 import java.util.regex.Pattern;
 
 /** Validation of user-chosen names (streams, groups, queues, schedules, locks), before any round trip. */
@@ -20,14 +21,9 @@ public final class Names {
             throw new SluiceException(ErrorCode.INVALID_NAME, kind + " name must not be null");
         }
         if (!NAME.matcher(name).matches()) {
-            throw new SluiceException(ErrorCode.INVALID_NAME, kind + " name '" + printable(name)
+            throw new SluiceException(ErrorCode.INVALID_NAME, kind + " name '" + Echo.of(name)
                     + "' must match " + NAME.pattern());
         }
         return name;
-    }
-
-    private static String printable(String name) {
-        String shown = name.length() > 140 ? name.substring(0, 140) + "..." : name;
-        return shown.replaceAll("\\p{Cntrl}", "?");
     }
 }

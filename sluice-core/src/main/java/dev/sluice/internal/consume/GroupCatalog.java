@@ -13,6 +13,7 @@ import dev.sluice.internal.catalog.Names;
 import dev.sluice.internal.catalog.StreamCatalog;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.schema.FamilyTables;
+import dev.sluice.internal.text.Echo;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -365,7 +366,7 @@ public final class GroupCatalog {
             }
             return Long.parseLong(s.substring(3));
         } catch (RuntimeException e) {
-            throw new SluiceException(ErrorCode.INVALID_CONFIG, "not a page cursor: '" + cursor + "'");
+            throw new SluiceException(ErrorCode.INVALID_CONFIG, "not a page cursor: '" + Echo.of(cursor) + "'");
         }
     }
 

@@ -2,6 +2,7 @@ package dev.sluice.internal.jdbc;
 
 import dev.sluice.ErrorCode;
 import dev.sluice.SluiceException;
+import dev.sluice.internal.text.Echo;
 import java.util.regex.Pattern;
 
 /** Validation and quoting of the only identifiers we build: the schema name and id-suffixed table names. */
@@ -15,7 +16,7 @@ public final class Identifiers {
     public static String validateSchema(String schema) {
         if (schema == null || !SCHEMA.matcher(schema).matches() || schema.startsWith("pg_")) {
             throw new SluiceException(ErrorCode.INVALID_SCHEMA_NAME,
-                    "schema name '" + schema + "' must match ^[a-z_][a-z0-9_]{0,62}$ and not start with pg_");
+                    "schema name '" + Echo.of(schema) + "' must match ^[a-z_][a-z0-9_]{0,62}$ and not start with pg_");
         }
         return schema;
     }

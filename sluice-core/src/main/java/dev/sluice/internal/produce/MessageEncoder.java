@@ -7,6 +7,7 @@ import dev.sluice.ProduceOptions;
 import dev.sluice.SchemaVersion;
 import dev.sluice.Serde;
 import dev.sluice.SluiceException;
+import dev.sluice.internal.text.Echo;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -83,8 +84,11 @@ public final class MessageEncoder<T> {
             throw new SluiceException(ErrorCode.INVALID_KEY, what + " must be 1 to " + MAX_KEY_LENGTH
                     + " characters (got " + key.length() + ")");
         }
-        if (key.indexOf('\0') >= 0) {
-            throw new SluiceException(ErrorCode.INVALID_KEY, what + " must not contain NUL characters");
+        int control = Echo.firstControl(key);
+        if (control >= 0) {
+            // Keys are shown by operators' tools; a control character could drive their terminal.
+            throw new SluiceException(ErrorCode.INVALID_KEY, what + " must not contain control characters (found "
+                    + Echo.describeControl(key, control) + ")");
         }
     }
 
@@ -97,12 +101,13 @@ public final class MessageEncoder<T> {
         }
         for (Map.Entry<String, String> h : headers.entrySet()) {
             String name = h.getKey();
-            if (name == null || name.isEmpty() || name.length() > MAX_HEADER_NAME_LENGTH || name.indexOf('\0') >= 0) {
+            if (name == null || name.isEmpty() || name.length() > MAX_HEADER_NAME_LENGTH || Echo.firstControl(name) >= 0) {
                 throw new SluiceException(ErrorCode.INVALID_HEADERS, "header names must be 1 to "
-                        + MAX_HEADER_NAME_LENGTH + " characters without NUL");
+                        + MAX_HEADER_NAME_LENGTH + " characters without control characters (got '" + Echo.of(name) + "')");
             }
+            // Values may hold control characters other than NUL (PostgreSQL text cannot); tools escape them on output.
             if (h.getValue() == null || h.getValue().indexOf('\0') >= 0) {
-                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header '" + name + "' needs a value without NUL characters");
+                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header '" + Echo.of(name) + "' needs a value without NUL characters");
             }
         }
         String json = write(headers);

@@ -7,8 +7,10 @@ import dev.sluice.ErrorCode;
 import dev.sluice.QueueOptions;
 import dev.sluice.Serde;
 import dev.sluice.SluiceException;
+import dev.sluice.internal.text.Echo;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 
 /**
@@ -23,6 +25,8 @@ public final class JobEncoder<T> {
     static final int MAX_HEADERS_BYTES = 8192;
     /** The longest delay accepted (beyond it a job would outlive any sensible deployment). */
     static final Duration MAX_DELAY = Duration.ofDays(3650);
+    /** The earliest runAt or expiresAt accepted: far enough back for any "now", inside what the microsecond encoding holds. */
+    static final Instant MIN_TIME = Instant.parse("0001-01-01T00:00:00Z");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Serde<T> serde;
@@ -50,6 +54,9 @@ public final class JobEncoder<T> {
         if (o.delay() != null && (o.delay().isNegative() || o.delay().compareTo(MAX_DELAY) > 0)) {
             throw invalid("delay must be between 0 and " + MAX_DELAY + " (got " + o.delay() + ")");
         }
+        // Times are capped like the delay: a job due in year 200000 would never run, and a year 1e9 overflows.
+        checkTime("runAt", o.runAt());
+        checkTime("expiresAt", o.expiresAt());
         if (o.delay() == null && o.runAt() != null && o.expiresAt() != null && !o.expiresAt().isAfter(o.runAt())) {
             throw invalid("expiresAt (" + o.expiresAt() + ") must be after runAt (" + o.runAt() + "): the job could never run");
         }
@@ -78,6 +85,13 @@ public final class JobEncoder<T> {
         return new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, problem);
     }
 
+    private static void checkTime(String what, Instant t) {
+        if (t != null && (t.isBefore(MIN_TIME) || t.isAfter(Instant.now().plus(MAX_DELAY)))) {
+            throw invalid(what + " must lie between " + MIN_TIME + " and " + MAX_DELAY.toDays() + " days from now (got "
+                    + t + ")");
+        }
+    }
+
     private static void checkKey(String key) {
         if (key == null) {
             return;
@@ -86,8 +100,11 @@ public final class JobEncoder<T> {
             throw new SluiceException(ErrorCode.INVALID_KEY, "unique key must be 1 to " + MAX_KEY_LENGTH
                     + " characters (got " + key.length() + ")");
         }
-        if (key.indexOf('\0') >= 0) {
-            throw new SluiceException(ErrorCode.INVALID_KEY, "unique key must not contain NUL characters");
+        int control = Echo.firstControl(key);
+        if (control >= 0) {
+            // Keys are shown by operators' tools; a control character could drive their terminal.
+            throw new SluiceException(ErrorCode.INVALID_KEY, "unique key must not contain control characters (found "
+                    + Echo.describeControl(key, control) + ")");
         }
     }
 
@@ -100,12 +117,13 @@ public final class JobEncoder<T> {
         }
         for (Map.Entry<String, String> h : headers.entrySet()) {
             String name = h.getKey();
-            if (name == null || name.isEmpty() || name.length() > MAX_HEADER_NAME_LENGTH || name.indexOf('\0') >= 0) {
+            if (name == null || name.isEmpty() || name.length() > MAX_HEADER_NAME_LENGTH || Echo.firstControl(name) >= 0) {
                 throw new SluiceException(ErrorCode.INVALID_HEADERS, "header names must be 1 to "
-                        + MAX_HEADER_NAME_LENGTH + " characters without NUL");
+                        + MAX_HEADER_NAME_LENGTH + " characters without control characters (got '" + Echo.of(name) + "')");
             }
+            // Values may hold control characters other than NUL (PostgreSQL text cannot); tools escape them on output.
             if (h.getValue() == null || h.getValue().indexOf('\0') >= 0) {
-                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header '" + name + "' needs a value without NUL characters");
+                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header '" + Echo.of(name) + "' needs a value without NUL characters");
             }
         }
         String json;

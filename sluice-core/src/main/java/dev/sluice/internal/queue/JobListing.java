@@ -14,6 +14,7 @@ import dev.sluice.QueueInfo;
 import dev.sluice.QueueStats;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.text.Echo;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -189,7 +190,7 @@ public final class JobListing {
             }
             return out;
         } catch (IllegalArgumentException e) {
-            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "not a page cursor of this listing: '" + cursor + "'");
+            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "not a page cursor of this listing: '" + Echo.of(cursor) + "'");
         }
     }
 }

@@ -7,6 +7,7 @@ import com.cronutils.model.time.ExecutionTime;
 import com.cronutils.parser.CronParser;
 import dev.sluice.ErrorCode;
 import dev.sluice.SluiceException;
+import dev.sluice.internal.text.Echo;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -85,7 +86,7 @@ public sealed interface DueTimes {
         static Every parse(String e) {
             Matcher m = FORM.matcher(e);
             if (!m.matches()) {
-                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "'" + e + "' is not '@every <n>{s|m|h|d}' (for example '@every 30s')");
+                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "'" + Echo.of(e) + "' is not '@every <n>{s|m|h|d}' (for example '@every 30s')");
             }
             long n = Long.parseLong(m.group(1));
             long unit = switch (m.group(2)) {
@@ -95,7 +96,7 @@ public sealed interface DueTimes {
                 default -> 86_400;
             };
             if (n < 1 || n * unit > MAX_INTERVAL.getSeconds()) {
-                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "'" + e + "': the interval must be at least 1 second and at most "
+                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "'" + Echo.of(e) + "': the interval must be at least 1 second and at most "
                         + MAX_INTERVAL.toDays() + " days");
             }
             return new Every(n * unit);
@@ -129,7 +130,7 @@ public sealed interface DueTimes {
         static CronTimes parse(String e, ZoneId zone) {
             int fields = e.split("\\s+").length;
             if (fields != 5 && fields != 6) {
-                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "cron expression '" + e + "' has " + fields
+                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "cron expression '" + Echo.of(e) + "' has " + fields
                         + " fields; it needs 5 (min hour day month weekday) or 6 (seconds first)");
             }
             Cron cron;
@@ -137,11 +138,11 @@ public sealed interface DueTimes {
                 cron = (fields == 5 ? FIVE : SIX).parse(e);
                 cron.validate();
             } catch (RuntimeException ex) {
-                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "cron expression '" + e + "' is not valid: " + ex.getMessage(), ex);
+                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "cron expression '" + Echo.of(e) + "' is not valid: " + Echo.of(ex.getMessage()), ex);
             }
             CronTimes c = new CronTimes(ExecutionTime.forCron(cron), zone);
             if (c.nextAfter(Instant.now()) == null) {
-                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "cron expression '" + e + "' never fires");
+                throw new SluiceException(ErrorCode.INVALID_SCHEDULE, "cron expression '" + Echo.of(e) + "' never fires");
             }
             return c;
         }
