@@ -89,8 +89,9 @@ class ScheduleProcessesTest {
     private static Process spawn(TestDatabase db, String name, Duration runFor, Path logs) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder pb = new ProcessBuilder(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
-                System.getProperty("java.class.path"), ScheduleRunnerProcess.class.getName(), db.jdbcUrl(), db.schema(), name,
+                System.getProperty("java.class.path"), ScheduleRunnerProcess.class.getName(), db.schema(), name,
                 Long.toString(runFor.toMillis()));
+        pb.environment().put(ScheduleRunnerProcess.URL_VARIABLE, db.jdbcUrl());
         pb.redirectErrorStream(true);
         pb.redirectOutput(logs.resolve(name + ".log").toFile());
         return pb.start();
