@@ -93,14 +93,38 @@ class DatabaseUrlsTest {
     }
 
     @Test
-    void postgresUrlsAreConvertedAndConnect(TestDatabase db) {
-        Matcher m = Pattern.compile("jdbc:postgresql://([^/?]+)/([^?]+)\\?user=([^&]+)").matcher(db.jdbcUrl());
-        assumeTrue(m.matches(), "the test database URL has the embedded form");
-        String url = "postgres://" + m.group(3) + ":any%2Bpass@" + m.group(1) + "/" + m.group(2);
-        assertThat(DatabaseUrls.toJdbc(url)).isEqualTo("jdbc:postgresql://" + m.group(1) + "/" + m.group(2) + "?user="
-                + m.group(3) + "&password=any%2Bpass");
-        try (Sluice sluice = Sluice.builder().jdbcUrl(url).schema(db.schema()).build()) {
-            assertThat(sluice.streams()).isEmpty();
+    void postgresUrlsAreConvertedAndConnect(TestDatabase db) throws Exception {
+        Matcher m = Pattern.compile("jdbc:postgresql://([^/?]+)/([^?]+)\\?.*").matcher(db.jdbcUrl());
+        assumeTrue(m.matches() && !db.external(), "the embedded test server (a role is created on it)");
+        // A role whose password needs URL encoding: '@', '+', '/' and '%' must be decoded, not taken as written.
+        String role = "url_test_" + Long.toHexString(System.nanoTime());
+        try (java.sql.Connection admin = db.connect(); java.sql.Statement s = admin.createStatement()) {
+            s.execute("CREATE ROLE " + role + " LOGIN PASSWORD 'p@ss+w/rd%'");
+        }
+        try {
+            String url = "postgres://" + role + ":p%40ss%2Bw%2Frd%25@" + m.group(1) + "/" + m.group(2);
+            assertThat(DatabaseUrls.toJdbc(url)).isEqualTo("jdbc:postgresql://" + m.group(1) + "/" + m.group(2) + "?user="
+                    + role + "&password=p%40ss%2Bw%2Frd%25");
+            try (java.sql.Connection c = DatabaseUrls.dataSource(url).getConnection();
+                 java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT current_user")) {
+                rs.next();
+                assertThat(rs.getString(1)).isEqualTo(role);
+            }
+            try (java.sql.Connection c = DatabaseUrls.dataSource("postgresql" + url.substring("postgres".length()))
+                    .getConnection(); java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT current_user")) {
+                rs.next();
+                assertThat(rs.getString(1)).as("the postgresql:// form connects too").isEqualTo(role);
+            }
+            String wrong = "postgres://" + role + ":wrong@" + m.group(1) + "/" + m.group(2);
+            try (java.sql.Connection c = DatabaseUrls.dataSource(wrong).getConnection()) {
+                throw new AssertionError("a wrong password connected");
+            } catch (java.sql.SQLException refused) {
+                assertThat(refused.getSQLState()).isEqualTo("28P01");
+            }
+        } finally {
+            try (java.sql.Connection admin = db.connect(); java.sql.Statement s = admin.createStatement()) {
+                s.execute("DROP ROLE " + role);
+            }
         }
     }
 
