@@ -4,10 +4,11 @@ import dev.sluice.ErrorCode;
 import dev.sluice.SluiceException;
 import dev.sluice.embedded.EmbeddedConnection;
 import dev.sluice.embedded.EmbeddedPostgresServer;
+import dev.sluice.internal.jdbc.DatabaseUrls;
 import java.io.File;
 import java.io.IOException;
-import java.net.URI;
-import java.net.URISyntaxException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -101,8 +103,7 @@ final class DbCommand {
             } else {
                 ParsedUrl u = ParsedUrl.parse(given);
                 target = u.libpqWithoutPassword();
-                password = u.password() == null ? null
-                        : java.net.URLDecoder.decode(u.password(), java.nio.charset.StandardCharsets.UTF_8);
+                password = u.password();
             }
             try {
                 List<String> cmd = new ArrayList<>();
@@ -185,92 +186,73 @@ final class DbCommand {
     }
 
     /**
-     * A given database URL taken apart, to print it with the password hidden or in libpq form.
-     * jdbc:postgresql:// and postgres(ql):// URLs with one host are understood.
+     * A given database URL taken apart by the driver's own parser, after {@link DatabaseUrls#toJdbc} checked
+     * (and, for {@code postgres://}, converted) it, to print it with the password hidden or in libpq form.
+     * Values are kept decoded and percent-encoded again on output.
      */
-    record ParsedUrl(String host, int port, String database, String user, String password, String sslmode) {
+    record ParsedUrl(String hosts, String ports, String database, String user, String password, String sslmode) {
 
         static ParsedUrl parse(String url) {
-            String s = url.strip();
-            if (s.startsWith("jdbc:")) {
-                s = s.substring("jdbc:".length());
+            Properties p = org.postgresql.Driver.parseURL(DatabaseUrls.toJdbc(url), null);
+            if (p == null) {
+                // toJdbc refuses what the driver cannot parse; never echo the URL: it may carry a password.
+                throw new SluiceException(ErrorCode.INVALID_DATABASE_URL, "the database URL does not parse");
             }
-            try {
-                URI u = new URI(s);
-                if (!"postgresql".equals(u.getScheme()) && !"postgres".equals(u.getScheme())) {
-                    throw new URISyntaxException(s, "not a PostgreSQL URL");
-                }
-                if (u.getHost() == null) {
-                    throw new URISyntaxException(s, "no single host");
-                }
-                String user = null;
-                String password = null;
-                if (u.getRawUserInfo() != null) {
-                    String[] ui = u.getRawUserInfo().split(":", 2);
-                    user = ui[0];
-                    password = ui.length > 1 ? ui[1] : null;
-                }
-                String sslmode = null;
-                if (u.getRawQuery() != null) {
-                    for (String kv : u.getRawQuery().split("&")) {
-                        String[] p = kv.split("=", 2);
-                        String v = p.length > 1 ? p[1] : "";
-                        switch (p[0]) {
-                            case "user" -> user = v;
-                            case "password" -> password = v;
-                            case "sslmode" -> sslmode = v;
-                            default -> { }
-                        }
-                    }
-                }
-                String path = u.getRawPath() == null ? "" : u.getRawPath();
-                String db = path.startsWith("/") ? path.substring(1) : path;
-                return new ParsedUrl(u.getHost(), u.getPort(), db, user, password, sslmode);
-            } catch (URISyntaxException e) {
-                // Never echo the URL: it may carry a password.
-                throw new SluiceException(ErrorCode.INVALID_DATABASE_URL,
-                        "the database URL cannot be read as jdbc:postgresql://host[:port]/database?user=... "
-                                + "or postgresql://user@host[:port]/database");
-            }
+            return new ParsedUrl(p.getProperty("PGHOST"), p.getProperty("PGPORT"), p.getProperty("PGDBNAME"),
+                    p.getProperty("user"), p.getProperty("password"), p.getProperty("sslmode"));
         }
 
         /** The JDBC form; the password as given or {@value #REDACTED}. */
         String jdbc(boolean showPassword) {
-            StringBuilder b = new StringBuilder("jdbc:postgresql://").append(hostPort()).append('/').append(database);
+            StringBuilder b = new StringBuilder("jdbc:postgresql://").append(hostPorts()).append('/').append(encode(database));
             char sep = '?';
             if (user != null) {
-                b.append(sep).append("user=").append(user);
+                b.append(sep).append("user=").append(encode(user));
                 sep = '&';
             }
             if (password != null) {
-                b.append(sep).append("password=").append(showPassword ? password : REDACTED);
+                b.append(sep).append("password=").append(showPassword ? encode(password) : REDACTED);
                 sep = '&';
             }
             if (sslmode != null) {
-                b.append(sep).append("sslmode=").append(sslmode);
+                b.append(sep).append("sslmode=").append(encode(sslmode));
             }
             return b.toString();
         }
 
         /** The libpq form; the password as given or {@value #REDACTED}. */
         String libpq(boolean showPassword) {
-            String userInfo = user == null ? "" : user + (password == null ? "" : ":" + (showPassword ? password : REDACTED)) + "@";
-            return "postgresql://" + userInfo + hostPort() + "/" + database + (sslmode == null ? "" : "?sslmode=" + sslmode);
+            String userInfo = user == null ? ""
+                    : encode(user) + (password == null ? "" : ":" + (showPassword ? encode(password) : REDACTED)) + "@";
+            return "postgresql://" + userInfo + hostPorts() + "/" + encode(database)
+                    + (sslmode == null ? "" : "?sslmode=" + encode(sslmode));
         }
 
         /** The libpq form without any password, for a command line. */
         String libpqWithoutPassword() {
-            return new ParsedUrl(host, port, database, user, null, sslmode).libpq(false);
+            return new ParsedUrl(hosts, ports, database, user, null, sslmode).libpq(false);
         }
 
-        private String hostPort() {
-            return port < 0 ? host : host + ":" + port;
+        /** host:port pairs, comma-separated for a multi-host URL (both forms take that). */
+        private String hostPorts() {
+            String[] h = hosts.split(",");
+            String[] p = ports == null ? new String[0] : ports.split(",");
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < h.length; i++) {
+                b.append(i == 0 ? "" : ",").append(h[i]).append(i < p.length ? ":" + p[i] : "");
+            }
+            return b.toString();
+        }
+
+        /** Percent-encoding both pgjdbc and libpq decode (a space as %20: libpq keeps a '+' as it is). */
+        private static String encode(String value) {
+            return URLEncoder.encode(value == null ? "" : value, StandardCharsets.UTF_8).replace("+", "%20");
         }
 
         /** Names the host only: the password never reaches a log through this. */
         @Override
         public String toString() {
-            return "ParsedUrl[" + hostPort() + "/" + database + "]";
+            return "ParsedUrl[" + hostPorts() + "/" + database + "]";
         }
     }
 }

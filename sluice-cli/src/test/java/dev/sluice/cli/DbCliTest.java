@@ -33,7 +33,15 @@ class DbCliTest {
         assertThat(raw("db", "url", "--database-url", given, "--psql").out())
                 .isEqualTo("postgresql://me:***@db.example:5433/app\n");
         assertThat(raw("db", "url", "--database-url", "postgresql://me:s3cret@db.example/app", "--psql", "--show-password").out())
-                .isEqualTo("postgresql://me:s3cret@db.example/app\n");
+                .as("the driver's default port made explicit").isEqualTo("postgresql://me:s3cret@db.example:5432/app\n");
+
+        // Encoded values round-trip: decoded by the driver's parser, encoded again for either form.
+        String encoded = "jdbc:postgresql://db.example:5433/my%20app?user=me&password=p%40ss%2Bw%20rd";
+        assertThat(raw("db", "url", "--database-url", encoded, "--show-password").out()).isEqualTo(encoded + "\n");
+        assertThat(raw("db", "url", "--database-url", encoded, "--psql", "--show-password").out())
+                .isEqualTo("postgresql://me:p%40ss%2Bw%20rd@db.example:5433/my%20app\n");
+        assertThat(raw("db", "url", "--database-url", "jdbc:postgresql://db:notaport/app?password=s3cret").err())
+                .as("the same check as every other URL").contains("[SLU-0014]").doesNotContain("s3cret");
 
         Run bad = raw("db", "url", "--database-url", "mysql://me:s3cret@db.example/app");
         assertThat(bad.exit()).isEqualTo(Main.FAILURE);
