@@ -94,6 +94,16 @@ class PartitionRecoveryTest {
     }
 
     @Test
+    void migrateUpExtendsThePartitionsOfEveryStream(TestDatabase db) {
+        long id = sluice.stream("migrated").register(StreamConfig.builder().partitionSize(10).build()).id();
+        long head = runPastPartitions(db, id, 500);
+        PgCatalog cat = new PgCatalog(db, db.schema());
+        sluice.migrations().up();
+        assertThat(cat.partitions("message_log_" + id)).hasSize((int) (head / 10) + 1 + 103);
+        assertThat(sluice.stream("migrated", String.class).producer().produce("after").id()).isEqualTo(head + 1);
+    }
+
+    @Test
     void extendPartitionsCreatesThemAheadOfTheHeadAndReportsWhat(TestDatabase db) {
         long id = sluice.stream("extend").register(StreamConfig.builder().partitionSize(1000).build()).id();
         PgCatalog cat = new PgCatalog(db, db.schema());

@@ -5,6 +5,8 @@ import dev.sluice.MigrationStatus;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.jdbc.Identifiers;
+import dev.sluice.internal.maint.Partitions;
+import dev.sluice.internal.schema.FamilyTables;
 import dev.sluice.internal.schema.Migrator;
 import dev.sluice.internal.schema.Scope;
 import java.sql.Connection;
@@ -65,8 +67,9 @@ public final class MigrationAdmin {
     }
 
     /**
-     * Applies every pending step of every scope in one transaction under the schema lock. A newer or
-     * tampered scope anywhere raises its coded error and nothing is applied.
+     * Applies every pending step of every scope in one transaction under the schema lock, and creates
+     * every stream's missing log partitions ahead of its head. A newer or tampered scope anywhere raises
+     * its coded error and nothing is applied.
      */
     public List<MigrationStatus> up() {
         db.transaction("migrate schema '" + schema + "'", c -> {
@@ -80,6 +83,13 @@ public final class MigrationAdmin {
             for (Map.Entry<Long, String> s : streams.entrySet()) {
                 migrator.ensureFamily(c, s.getKey(), s.getValue(), true);
             }
+            // The admin's run also keeps every log's partitions ahead of its head, for runtime roles
+            // that may not create them (the same as registering each stream again).
+            for (Map.Entry<Long, Long> p : partitionSizes(c).entrySet()) {
+                FamilyTables family = new FamilyTables(q, p.getKey());
+                Partitions.lock(c, schema, p.getKey());
+                Partitions.ensureAhead(c, family, p.getValue(), Partitions.head(c, family));
+            }
             return null;
         });
         return status();
@@ -88,6 +98,17 @@ public final class MigrationAdmin {
     /** The printable DDL of the control plane and of the family of stream {@code streamId}. */
     public String sql(long streamId) {
         return migrator.printableSql(streamId);
+    }
+
+    private Map<Long, Long> partitionSizes(Connection c) throws SQLException {
+        Map<Long, Long> out = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, partition_size FROM " + q + ".stream_config ORDER BY id");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.put(rs.getLong(1), rs.getLong(2));
+            }
+        }
+        return out;
     }
 
     private Map<Long, String> streams(Connection c) throws SQLException {
