@@ -29,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * The fence at the claim level (SEMANTICS.md §4): producer A takes its transaction id, B inserts id 1
+ * The fence at the claim level (docs/consume.md, "the fence"): producer A takes its transaction id, B inserts id 1
  * and stays open, A inserts id 2 and commits. No claim may pass 1 until B ends.
  */
 @SluiceTest

@@ -18,7 +18,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The fence's worst case (SEMANTICS.md §4): producer A takes its transaction id, B inserts id 1 and
+ * The fence's worst case (docs/consume.md, "the fence"): producer A takes its transaction id, B inserts id 1 and
  * stays open, A inserts id 2 and commits. A reader must not pass id 1 until B ends.
  */
 @SluiceTest

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Inspects SEMANTICS.md §3's visibility ordering: a producing statement must hold its transaction id
+ * Inspects the visibility ordering (docs/produce.md): a producing statement must hold its transaction id
  * before it draws message ids. A test trigger parks the insert right after the id was drawn (column
  * defaults and nextval are evaluated before BEFORE ROW triggers) and before the row is stored; while it
  * is parked we read the producer's backend_xid from pg_stat_activity.

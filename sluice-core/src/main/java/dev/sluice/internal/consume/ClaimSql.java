@@ -2,7 +2,7 @@ package dev.sluice.internal.consume;
 
 import dev.sluice.internal.schema.FamilyTables;
 
-/** Every statement of the claim path and of outcomes, in one place (SEMANTICS.md §4). */
+/** Every statement of the claim path and of outcomes, in one place (docs/consume.md). */
 final class ClaimSql {
     private ClaimSql() {
     }

@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running consumption of a group: the claim loop (fenced range claims, reclaims, exception rows),
- * the handler executor, lease renewal, outcomes and the clean stop. SEMANTICS.md §4.
+ * the handler executor, lease renewal, outcomes and the clean stop. See docs/consume.md.
  */
 public final class GroupConsumer<T> implements Consumption {
     private static final Logger log = LoggerFactory.getLogger(GroupConsumer.class);

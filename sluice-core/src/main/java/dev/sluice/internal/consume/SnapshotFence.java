@@ -8,7 +8,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 
 /**
- * The snapshot fence (SEMANTICS.md §4): a head below which every id is resolved — committed, or never
+ * The snapshot fence (docs/consume.md, "the fence"): a head below which every id is resolved — committed, or never
  * to exist. One statement reads the sequence's head and then allocates this transaction's xid; once
  * every transaction older than that xid has ended, no producer can still commit an id at or below the
  * head, because producers take their xid before they draw ids (ProduceSql).

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * before the lock can expire in the database (measured from the moment the last successful acquisition
  * or renewal was <em>sent</em>, which is no later than the database's {@code now()}), so a new leader,
  * which can only take the lock after it expired, never overlaps with the old one. A watchdog thread
- * enforces that deadline even while the contender thread is stuck in a statement. SEMANTICS.md §7.
+ * enforces that deadline even while the contender thread is stuck in a statement. See docs/locks.md.
  */
 public final class LeaderElection implements Leadership {
     private static final Logger log = LoggerFactory.getLogger(LeaderElection.class);

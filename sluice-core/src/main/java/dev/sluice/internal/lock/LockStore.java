@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
-/** Runs the lock statements of one schema ({@link LockSql}); each is one autocommit statement. SEMANTICS.md §7. */
+/** Runs the lock statements of one schema ({@link LockSql}); each is one autocommit statement. See docs/locks.md. */
 public final class LockStore {
     /** The longest TTL a lock may be taken or renewed for. */
     public static final Duration MAX_TTL = Duration.ofDays(30);

@@ -5,7 +5,7 @@ import dev.sluice.internal.schema.FamilyTables;
 /**
  * Every statement of the produce path. Both statements obtain the transaction id (and send the
  * stream's one notification) in the materialized CTE {@code x} before any row draws an id from the
- * sequence — the ordering the consumer's snapshot fence relies on (SEMANTICS.md §3).
+ * sequence — the ordering the consumer's snapshot fence relies on (docs/produce.md).
  */
 final class ProduceSql {
     private ProduceSql() {

@@ -26,7 +26,7 @@ import java.util.UUID;
 /**
  * Runs the job-queue statements of one schema ({@link QueueSql}) that write: enqueue, claims and handle
  * operations, maintenance, revive and purge. Operator reads are in {@link JobListing}. Stateless apart
- * from the statement texts; one per client. SEMANTICS.md §5.
+ * from the statement texts; one per client. See docs/queues.md.
  */
 public final class JobStore {
     /** Rows one maintenance statement moves at most; a tick repeats full batches up to {@link #MAX_ROUNDS}. */

@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * plus the prefetch), the handler executor, the completer (acks batched into one statement per batch,
  * {@link JobCompleter}), a heartbeat thread (each claim is extended every third of its stamped visibility
  * timeout, batched into one statement; jobs that finish faster never cost one), the maintenance tick, and
- * the drain on close. No database connection is held while a handler runs. SEMANTICS.md §5.
+ * the drain on close. No database connection is held while a handler runs. See docs/queues.md.
  */
 public final class QueueWorker<T> implements Worker {
     private static final Logger log = LoggerFactory.getLogger(QueueWorker.class);

@@ -35,7 +35,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * Schedules of one installation schema: registration, reads, suspend/resume, run-now, destroy, and the
  * runners' fire step ({@link #tick}). A fire is produced (stream target) or enqueued (queue target) on the
  * same connection and in the same transaction that moves the cursor on, with a key derived from the
- * schedule and the due time. SEMANTICS.md §6.
+ * schedule and the due time. See docs/schedules.md.
  */
 public final class ScheduleStore {
     /** How a stream producer for one content type is made (the client's own producers, so it closes them). */
