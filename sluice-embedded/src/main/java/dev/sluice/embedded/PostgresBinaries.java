@@ -22,6 +22,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
@@ -37,8 +39,10 @@ final class PostgresBinaries {
     /** System property naming another cache directory (it gets the same ownership checks). */
     static final String CACHE_PROPERTY = "sluice.embedded.cache";
 
+    private static final Logger log = LoggerFactory.getLogger(PostgresBinaries.class);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
     private static Path prepared;
+    private static volatile Path cacheRoot;
 
     private PostgresBinaries() {
     }
@@ -71,6 +75,20 @@ final class PostgresBinaries {
 
     /** The working directory to hand zonky: the private cache root. */
     static Path cacheRoot() {
+        Path root = cacheRoot;
+        if (root == null) {
+            root = chooseCacheRoot();
+            cacheRoot = root;
+        }
+        return root;
+    }
+
+    /**
+     * The user's cache directory, or, when it cannot be created (a read-only or missing home, as on
+     * some CI runners and service accounts), {@code <tmpdir>/sluice-<user>-postgres}: created 0700 and
+     * refused by {@link #privateDirectory} when another user got there first.
+     */
+    private static Path chooseCacheRoot() {
         String override = System.getProperty(CACHE_PROPERTY);
         if (override != null && !override.isBlank()) {
             return Path.of(override).toAbsolutePath().normalize();
@@ -78,7 +96,19 @@ final class PostgresBinaries {
         String xdg = System.getenv("XDG_CACHE_HOME");
         Path base = xdg != null && xdg.startsWith("/") ? Path.of(xdg)
                 : Path.of(System.getProperty("user.home"), ".cache");
-        return base.resolve("sluice").resolve("postgres");
+        Path preferred = base.resolve("sluice").resolve("postgres");
+        try {
+            Files.createDirectories(preferred.getParent());
+            if (Files.isWritable(preferred.getParent())) {
+                return preferred;
+            }
+        } catch (IOException | SecurityException e) {
+            // fall through to the temporary directory
+        }
+        String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
+        Path fallback = Path.of(System.getProperty("java.io.tmpdir"), "sluice-" + user + "-postgres").toAbsolutePath();
+        log.info("cannot create {}: the embedded PostgreSQL binaries go to {} instead", preferred.getParent(), fallback);
+        return fallback;
     }
 
     /**

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -112,6 +113,38 @@ class EmbeddedServerSecurityTest {
             assertThat(runPsql(cmd, pg.password())).isEqualTo("0 42");
             assertThat(runPsql(cmd, null)).startsWith("2 ");
             assertThat(runPsql(cmd, "wrong")).startsWith("2 ");
+        }
+    }
+
+    @Test
+    void anUnwritableHomeFallsBackToAPrivateDirectoryInTheTemporaryDirectory() throws Exception {
+        Path temp = Files.createDirectories(tmp.resolve("t"));
+        Path data = tmp.resolve("home-less-data");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        // /proc refuses every mkdir, even root's: the user's cache directory cannot be created.
+        ProcessBuilder pb = new ProcessBuilder(java, "-Xmx128m", "-XX:TieredStopAtLevel=1",
+                "-Duser.home=/proc/sluice-no-home", "-Djava.io.tmpdir=" + temp, "-cp",
+                System.getProperty("java.class.path"), ServerChild.class.getName(), data.toString())
+                .redirectErrorStream(true);
+        pb.environment().remove("XDG_CACHE_HOME");
+        Process child = pb.start();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+            List<String> lines = new ArrayList<>();
+            String line;
+            while ((line = r.readLine()) != null && !line.equals("READY")) {
+                lines.add(line);
+            }
+            assertThat(line).as("the child started its server; it printed %s", lines).isEqualTo("READY");
+            String user = System.getProperty("user.name").replaceAll("[^A-Za-z0-9._-]", "_");
+            Path fallback = temp.resolve("sluice-" + user + "-postgres");
+            assertThat(Files.getPosixFilePermissions(fallback)).isEqualTo(PosixFilePermissions.fromString("rwx------"));
+            try (Stream<Path> dirs = Files.list(fallback)) {
+                assertThat(dirs.filter(d -> d.getFileName().toString().startsWith("PG-"))
+                        .anyMatch(d -> Files.isExecutable(d.resolve("bin").resolve("postgres")))).isTrue();
+            }
+        } finally {
+            child.destroy(); // SIGTERM: the child's shutdown hook stops its server
+            assertThat(child.waitFor(60, TimeUnit.SECONDS)).isTrue();
         }
     }
 
