@@ -47,8 +47,7 @@ final class Terminal {
 
     /** Whether the character is escaped on output (the same set the library refuses in keys). */
     static boolean isControl(char ch) {
-        return ch < 0x20 || (ch >= 0x7f && ch <= 0x9f) || (ch >= 0x202a && ch <= 0x202e) || (ch >= 0x2066 && ch <= 0x2069)
-                || ch == 0x2028 || ch == 0x2029;
+        return dev.sluice.internal.text.Echo.isControl(ch);
     }
 
     /** {@code text} escaped; with {@code keepLines}, {@code \n}, {@code \t} and a {@code \r} before {@code \n} pass. */

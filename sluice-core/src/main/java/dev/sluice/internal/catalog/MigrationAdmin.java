@@ -14,9 +14,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /** {@code migrate status|up|sql}: the operator's view of the migration gates of one schema. */
 public final class MigrationAdmin {
@@ -45,9 +43,8 @@ public final class MigrationAdmin {
             return out;
         }
         out.add(describe(Scope.SYSTEM, schema, null, migrator.applied(c, Scope.SYSTEM, 0)));
-        for (Map.Entry<Long, String> stream : streams(c).entrySet()) {
-            out.add(describe(Scope.STREAM, stream.getValue(), stream.getKey(),
-                    migrator.applied(c, Scope.STREAM, stream.getKey())));
+        for (StreamRow stream : streams(c)) {
+            out.add(describe(Scope.STREAM, stream.name(), stream.id(), migrator.applied(c, Scope.STREAM, stream.id())));
         }
         return out;
     }
@@ -75,20 +72,20 @@ public final class MigrationAdmin {
         db.transaction("migrate schema '" + schema + "'", c -> {
             migrator.lockSchema(c);
             migrator.ensureSystem(c, true);
-            Map<Long, String> streams = streams(c);
+            List<StreamRow> streams = streams(c);
             // Check every family before touching any, so one bad ledger leaves everything as it was.
-            for (Map.Entry<Long, String> s : streams.entrySet()) {
-                migrator.familyState(c, s.getKey(), s.getValue());
+            for (StreamRow s : streams) {
+                migrator.familyState(c, s.id(), s.name());
             }
-            for (Map.Entry<Long, String> s : streams.entrySet()) {
-                migrator.ensureFamily(c, s.getKey(), s.getValue(), true);
+            for (StreamRow s : streams) {
+                migrator.ensureFamily(c, s.id(), s.name(), true);
             }
             // The admin's run also keeps every log's partitions ahead of its head, for runtime roles
             // that may not create them (the same as registering each stream again).
-            for (Map.Entry<Long, Long> p : partitionSizes(c).entrySet()) {
-                FamilyTables family = new FamilyTables(q, p.getKey());
-                Partitions.lock(c, schema, p.getKey());
-                Partitions.ensureAhead(c, family, p.getValue(), Partitions.head(c, family));
+            for (StreamRow s : streams) {
+                FamilyTables family = new FamilyTables(q, s.id());
+                Partitions.lock(c, schema, s.id());
+                Partitions.ensureAhead(c, family, s.partitionSize(), Partitions.head(c, family));
             }
             return null;
         });
@@ -100,23 +97,16 @@ public final class MigrationAdmin {
         return migrator.printableSql(streamId);
     }
 
-    private Map<Long, Long> partitionSizes(Connection c) throws SQLException {
-        Map<Long, Long> out = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, partition_size FROM " + q + ".stream_config ORDER BY id");
-             ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                out.put(rs.getLong(1), rs.getLong(2));
-            }
-        }
-        return out;
+    /** A stream of the schema as the migration gates see it. */
+    private record StreamRow(long id, String name, long partitionSize) {
     }
 
-    private Map<Long, String> streams(Connection c) throws SQLException {
-        Map<Long, String> out = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, name FROM " + q + ".stream_config ORDER BY id");
+    private List<StreamRow> streams(Connection c) throws SQLException {
+        List<StreamRow> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, name, partition_size FROM " + q + ".stream_config ORDER BY id");
              ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                out.put(rs.getLong(1), rs.getString(2));
+                out.add(new StreamRow(rs.getLong(1), rs.getString(2), rs.getLong(3)));
             }
         }
         return out;
