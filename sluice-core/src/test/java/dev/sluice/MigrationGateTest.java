@@ -132,6 +132,39 @@ class MigrationGateTest {
     }
 
     @Test
+    void aVersion1FamilyWithAPendingObservationMigratesToFenceHoldersAndDeliversEverything(TestDatabase db) throws Exception {
+        String schema = db.freshSchemaName("v1_fence");
+        SchemaSteps v1 = new SchemaSteps(SchemaSteps.RELEASED.system(), SchemaSteps.RELEASED.stream().subList(0, 1));
+        Sluice old = client(db, schema, v1, true);
+        StreamInfo s = old.stream("f").register();
+        old.stream("f", String.class).consumerGroup("g").register();
+        for (int i = 0; i < 5; i++) {
+            old.stream("f", String.class).producer().produce("m" + i);
+        }
+        // A pending observation under the old rule (one xid whose elders had to end).
+        db.execute("UPDATE \"" + schema + "\".consumer_group_cursor_" + s.id()
+                + " SET pending_head = 5, pending_xid = pg_current_xact_id()");
+        old.close();
+
+        assertCode(ErrorCode.DATABASE_OLDER, () -> client(db, schema, SchemaSteps.RELEASED, false).stream("f").register());
+        try (Sluice released = client(db, schema, SchemaSteps.RELEASED, true)) {
+            assertThat(released.stream("f").register().familyVersion()).isEqualTo(2);
+            PgCatalog cat = new PgCatalog(db, schema);
+            assertThat(cat.columns("consumer_group_cursor_" + s.id())).containsEntry("pending_xids", "xid8[]")
+                    .doesNotContainKey("pending_xid");
+            java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            try (Consumption c = released.stream("f", String.class).consumerGroup("g").consume(m -> {
+                seen.add(m.payload());
+                return Outcome.success();
+            }, ConsumeOptions.defaults().withPollInterval(java.time.Duration.ofMillis(50)))) {
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+                        .until(() -> seen.size() == 5);
+            }
+            assertThat(seen).containsExactlyInAnyOrder("m0", "m1", "m2", "m3", "m4");
+        }
+    }
+
+    @Test
     void registrationMigratesAnOlderFamilyWhenAllowed(TestDatabase db) {
         String schema = db.freshSchemaName("older_family");
         StreamInfo a = client(db, schema, SchemaSteps.RELEASED, true).stream("a").register();
@@ -141,11 +174,12 @@ class MigrationGateTest {
         assertCode(ErrorCode.DATABASE_OLDER, () -> client(db, schema, newer, false).stream("a").register());
         assertThat(new PgCatalog(db, schema).columns("message_log_" + a.id())).doesNotContainKey("probe");
 
+        int probeVersion = SchemaSteps.RELEASED.codeVersion(Scope.STREAM) + 1;
         StreamInfo migrated = client(db, schema, newer, true).stream("a").register();
-        assertThat(migrated.familyVersion()).isEqualTo(2);
+        assertThat(migrated.familyVersion()).isEqualTo(probeVersion);
         assertThat(new PgCatalog(db, schema).columns("message_log_" + a.id())).containsKey("probe");
         StreamInfo fresh = client(db, schema, newer, true).stream("b").register();
-        assertThat(fresh.familyVersion()).isEqualTo(2);
+        assertThat(fresh.familyVersion()).isEqualTo(probeVersion);
         assertThat(new PgCatalog(db, schema).columns("message_log_" + fresh.id())).containsKey("probe");
     }
 

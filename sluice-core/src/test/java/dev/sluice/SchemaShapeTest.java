@@ -143,7 +143,7 @@ class SchemaShapeTest {
                 .containsEntry("committed", "bigint not null")
                 .containsEntry("settled_head", "bigint not null")
                 .containsEntry("pending_head", "bigint")
-                .containsEntry("pending_xid", "xid8");
+                .containsEntry("pending_xids", "xid8[]");
         String groupFk = "FOREIGN KEY (consumer_group_id) REFERENCES " + s + ".consumer_group_config(id) ON DELETE CASCADE";
         assertThat(cat.constraints(cursor, 'f')).containsExactly(groupFk);
         assertThat(cat.constraints("binding_config_" + id, 'f')).containsExactly(groupFk);

@@ -607,7 +607,7 @@ public final class E2eBenchmark {
                     .append(" missing, first ").append(ids);
             try {
                 long groupId = groups.get(g).get().orElseThrow().id();
-                b.append("; cursor ").append(rows(admin, "SELECT claimed, committed, settled_head, pending_head, pending_xid"
+                b.append("; cursor ").append(rows(admin, "SELECT claimed, committed, settled_head, pending_head, pending_xids"
                         + " FROM " + q + ".consumer_group_cursor_" + streamId + " WHERE consumer_group_id = " + groupId));
                 long low = ids.get(0);
                 b.append("; leases ").append(rows(admin, "SELECT low, high, expires_at > now() AS live, reclaims, released,"

@@ -149,6 +149,9 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                     .setServerConfig("full_page_writes", "on")
                     .setServerConfig("listen_addresses", "localhost")
                     .setServerConfig("max_connections", "200")
+                    // Two-phase commit available, as XA transaction managers need (Sluice's fence is
+                    // tested against prepared transactions, docs/fence.md).
+                    .setServerConfig("max_prepared_transactions", "16")
                     .setLocaleConfig("locale", "C")
                     .setPGStartupWait(java.time.Duration.ofSeconds(60))
                     .start();

@@ -17,7 +17,7 @@ final class ClaimSql {
      * head and the next due times (expired ranges, due exception rows, expired row leases).
      */
     static String probe(FamilyTables t) {
-        return "SELECT c.claimed, c.settled_head, c.pending_xid IS NOT NULL,  " + head(t) + ","
+        return "SELECT c.claimed, c.settled_head, c.pending_xids IS NOT NULL,  " + head(t) + ","
                 + " (SELECT min(expires_at) FROM " + t.claimLease() + " WHERE consumer_group_id = c.consumer_group_id),"
                 + " (SELECT min(can_run_after) FROM " + t.exceptionQueue()
                 + "   WHERE consumer_group_id = c.consumer_group_id AND status IN ('ready', 'deferred')),"
@@ -36,16 +36,18 @@ final class ClaimSql {
      * The claim of a fresh range, fetch included, in ONE round trip: two statements sent together
      * (one Sync, so one implicit transaction that commits when the second ends).
      *
-     * <p>Statement 1 is the fence observation: it reads the head, then takes this transaction's xid
-     * (MATERIALIZED keeps that order) and keeps the head in a transaction-local setting. Statement 2 runs
-     * with a new snapshot, taken after the xid exists: when no transaction older than ours is running in
-     * it ({@code xmin = our xid}), every producer that drew an id at or below the head has ended, so the
-     * observation settles at once — one round trip per wake-up at light load. Otherwise the observation
-     * is kept pending and settles once a later snapshot's xmin passes its xid. Statement 2 promotes a
-     * settled pending observation, claims [claimed+1, min(claimed+batch, settled)], writes the range's
-     * lease, and reads the range's messages with the same snapshot (every id in the range is settled, so
-     * the snapshot sees every committed message in it), plus the group's bindings with the head (exact
-     * for ids up to that head, as {@link #bindings}).
+     * <p>Statement 1 is the fence observation (docs/fence.md, {@link SnapshotFence}): it reads the head, then takes
+     * this transaction's xid (MATERIALIZED keeps that order) and keeps the head in a transaction-local setting.
+     * Statement 2 runs with a new snapshot, taken after the xid exists. When no transaction older than ours is
+     * running in it ({@code xmin >= our xid}) the observation settles at once without reading any lock. Otherwise,
+     * if the observation can become the group's pending one, statement 2 reads {@code pg_locks} once to find its
+     * holders — the older transactions that hold this stream's log lock, or that ended after the snapshot — and
+     * settles at once when there are none (unrelated transactions never hold the fence). A pending observation
+     * keeps its holders in {@code pending_xids} and settles once a later snapshot sees every one of them ended.
+     * Statement 2 promotes a settled pending observation, claims [claimed+1, min(claimed+batch, settled)], writes
+     * the range's lease, and reads the range's messages with the same snapshot (every id in the range is settled,
+     * so the snapshot sees every committed message in it), plus the group's bindings with the head (exact for ids
+     * up to that head, as {@link #bindings}).
      *
      * <p>The claim commits with {@code synchronous_commit = off}: losing it in a server crash only
      * un-claims the range (its messages are delivered again); the completion, which is what makes
@@ -65,16 +67,20 @@ final class ClaimSql {
                 + " SELECT set_config('sluice.observed_head', h.head::text, true),"
                 + " set_config('synchronous_commit', 'off', true), pg_current_xact_id()::text FROM h;\n"
                 + "WITH obs AS (SELECT current_setting('sluice.observed_head')::bigint AS head),"
-                + " snap AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin, pg_current_xact_id() AS me),"
+                + " snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s, pg_current_xact_id() AS me),"
+                + " " + SnapshotFence.locksCte(t) + ","
                 + " cur AS (SELECT * FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? FOR UPDATE),"
-                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xid, snap.me, obs.head AS observed,"
-                + "   (snap.xmin >= snap.me) AS quiet,"
-                + "   (cur.pending_xid IS NOT NULL AND snap.xmin > cur.pending_xid) AS promoted,"
-                + "   CASE WHEN cur.pending_xid IS NOT NULL AND snap.xmin > cur.pending_xid"
-                + "        THEN greatest(cur.settled_head, cur.pending_head) ELSE cur.settled_head END AS settled0"
-                + "   FROM cur, snap, obs),"
-                + " m AS (SELECT n.*, (n.promoted OR n.pending_xid IS NULL) AS free,"
-                + "   CASE WHEN n.quiet THEN greatest(n.settled0, n.observed) ELSE n.settled0 END AS settled FROM n),"
+                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xids, snap.s, snap.me,"
+                + "   obs.head AS observed, (pg_snapshot_xmin(snap.s) >= snap.me) AS quiet,"
+                + "   (cur.pending_xids IS NOT NULL AND " + SnapshotFence.ended("cur.pending_xids", "snap.s") + ") AS promoted,"
+                + "   cur.settled_head FROM cur, snap, obs),"
+                + " p AS (SELECT n.*, (n.promoted OR n.pending_xids IS NULL) AS free,"
+                + "   CASE WHEN n.promoted THEN greatest(n.settled_head, n.pending_head) ELSE n.settled_head END AS settled0 FROM n),"
+                // The holders of this observation: read (pg_locks) only when it could become the pending one.
+                + " o AS (SELECT p.*, CASE WHEN p.quiet THEN '{}'::xid8[]"
+                + "   WHEN p.free AND p.observed > p.settled0 THEN " + SnapshotFence.holders("p.s", "p.me") + " END AS holders FROM p),"
+                + " m AS (SELECT o.*, CASE WHEN o.holders = '{}' THEN greatest(o.settled0, o.observed) ELSE o.settled0 END AS settled"
+                + "   FROM o),"
                 + " r AS (SELECT m.*, greatest(m.claimed, least(m.claimed + ?, m.settled)) AS high FROM m),"
                 // The byte budget: payload sizes only (octet_length reads a stored value's length, not the value).
                 + " sized AS (SELECT l.id, sum(octet_length(l.payload)) OVER (ORDER BY l.id) AS upto,"
@@ -84,13 +90,13 @@ final class ClaimSql {
                 + " upd AS (UPDATE " + t.consumerGroupCursor() + " c SET"
                 + "   settled_head = m.settled,"
                 + "   claimed = coalesce((SELECT high FROM cut), m.high),"
-                + "   pending_head = CASE WHEN m.quiet THEN NULL WHEN m.free AND m.observed > m.settled THEN m.observed"
+                + "   pending_head = CASE WHEN m.holders = '{}' THEN NULL WHEN m.holders IS NOT NULL THEN m.observed"
                 + "     WHEN m.free THEN NULL ELSE m.pending_head END,"
-                + "   pending_xid = CASE WHEN m.quiet THEN NULL WHEN m.free AND m.observed > m.settled THEN m.me"
-                + "     WHEN m.free THEN NULL ELSE m.pending_xid END,"
+                + "   pending_xids = CASE WHEN m.holders = '{}' THEN NULL WHEN m.holders IS NOT NULL THEN m.holders"
+                + "     WHEN m.free THEN NULL ELSE m.pending_xids END,"
                 + "   updated_at = now()"
                 + " FROM r m WHERE c.consumer_group_id = m.consumer_group_id"
-                + " RETURNING m.claimed AS old_claimed, c.claimed AS new_claimed, c.pending_xid IS NOT NULL AS pending, m.observed),"
+                + " RETURNING m.claimed AS old_claimed, c.claimed AS new_claimed, c.pending_xids IS NOT NULL AS pending, m.observed),"
                 + " ins AS (INSERT INTO " + t.claimLease() + " (consumer_group_id, low, high, owner_token, expires_at)"
                 + "   SELECT ?, old_claimed + 1, new_claimed, ?, now() + make_interval(secs => ?) FROM upd WHERE new_claimed > old_claimed"
                 + "   RETURNING id)"
@@ -106,7 +112,7 @@ final class ClaimSql {
 
     /** Whether the pending observation has settled (read-only). */
     static String settled(FamilyTables t) {
-        return "SELECT c.pending_xid IS NULL OR pg_snapshot_xmin(pg_current_snapshot()) > c.pending_xid FROM "
+        return "SELECT c.pending_xids IS NULL OR " + SnapshotFence.ended("c.pending_xids", "pg_current_snapshot()") + " FROM "
                 + t.consumerGroupCursor() + " c WHERE c.consumer_group_id = ?";
     }
 
