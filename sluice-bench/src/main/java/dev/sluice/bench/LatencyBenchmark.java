@@ -1,16 +1,8 @@
 package dev.sluice.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.sluice.ConsumeOptions;
-import dev.sluice.ConsumerGroup;
-import dev.sluice.Consumption;
-import dev.sluice.GroupConfig;
-import dev.sluice.Outcome;
-import dev.sluice.ProduceOptions;
-import dev.sluice.Producer;
 import dev.sluice.ProducerConfig;
 import dev.sluice.Sluice;
-import dev.sluice.Stream;
 import dev.sluice.StreamConfig;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -20,13 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 
 /**
@@ -37,6 +22,13 @@ import javax.sql.DataSource;
  * joined by message id. The same run measures the same consumer twice: with LISTEN/NOTIFY wake-ups
  * (the default) and poll-only ({@code withWakeups(false)}, poll interval 1 s). The ratio is
  * p50 with wake-ups ÷ p50 poll-only; there is no external reference.
+ *
+ * <p>With {@link Options#withPinXminFor pinXminFor} P, the wake-ups mode goes on after its window: once
+ * every message of the window reached a handler, an unrelated transaction ({@link XidPin}: its own
+ * connection, an allocated xid, idle, no table touched) holds the server's xmin for P while the producer
+ * keeps its rate, and the messages committed under the pin are measured as well ({@code pinned_*});
+ * those whose handler had not started 5 s after the pin's rollback are {@code pinned_lost}. The window
+ * before the pin is the unpinned figure the pinned p99 is compared with ({@code pinned_p99_ratio}).
  *
  * <pre>{@code
  * ScenarioResult r = new LatencyBenchmark().run(LatencyBenchmark.Options.defaults());
@@ -49,6 +41,10 @@ public final class LatencyBenchmark {
     public static final String UNIT = "ms";
     /** The name of the reference: the same consumer without wake-ups. */
     public static final String REFERENCE = "poll-only";
+    /** What {@code pg_stat_activity.application_name} shows for the connection that pins the xmin. */
+    public static final String PIN_APPLICATION_NAME = "sluice-bench-pin";
+    /** The shortest pin. */
+    static final Duration MIN_PIN = Duration.ofSeconds(1);
 
     /**
      * What to run.
@@ -60,13 +56,16 @@ public final class LatencyBenchmark {
      * @param payloadBytes payload size (default 1024)
      * @param pollInterval {@code ConsumeOptions.pollInterval} of the poll-only mode (default 1 s, the default of Sluice)
      * @param runs         how many times to measure both modes; medians are reported (default 1)
+     * @param pinXminFor   after the wake-ups window, how long an unrelated transaction holds the server's xmin
+     *                     while the measurement goes on ({@link Duration#ZERO}, the default: no pin)
      */
     public record Options(String databaseUrl, int rate, Duration duration, Duration warmup, int payloadBytes,
-                          Duration pollInterval, int runs) {
+                          Duration pollInterval, int runs, Duration pinXminFor) {
         public Options {
             Objects.requireNonNull(duration, "duration");
             Objects.requireNonNull(warmup, "warmup");
             Objects.requireNonNull(pollInterval, "pollInterval");
+            Objects.requireNonNull(pinXminFor, "pinXminFor");
             if (rate < 1 || rate > 10_000) {
                 throw new IllegalArgumentException("rate must be between 1 and 10000 msgs/s (got " + rate + ")");
             }
@@ -86,42 +85,64 @@ public final class LatencyBenchmark {
             if (runs < 1 || runs > 100) {
                 throw new IllegalArgumentException("runs must be between 1 and 100 (got " + runs + ")");
             }
+            if (!pinXminFor.isZero() && pinXminFor.compareTo(MIN_PIN) < 0) {
+                throw new IllegalArgumentException("the xmin pin must last at least 1s (got " + pinXminFor + ")");
+            }
             if (databaseUrl != null && databaseUrl.isBlank()) {
                 databaseUrl = null;
             }
         }
 
-        /** The defaults: embedded server, 200 msgs/s, 20 s after 3 s per mode, 1 KB, poll-only every 1 s, 1 run. */
+        /** The defaults: embedded server, 200 msgs/s, 20 s after 3 s per mode, 1 KB, poll-only every 1 s, 1 run, no pin. */
         public static Options defaults() {
-            return new Options(null, 200, Duration.ofSeconds(20), Duration.ofSeconds(3), 1024, Duration.ofSeconds(1), 1);
+            return new Options(null, 200, Duration.ofSeconds(20), Duration.ofSeconds(3), 1024, Duration.ofSeconds(1), 1,
+                    Duration.ZERO);
+        }
+
+        /** Whether the run pins the server's xmin ({@link #pinXminFor()} is set). */
+        public boolean pinned() {
+            return !pinXminFor.isZero();
         }
 
         public Options withDatabaseUrl(String url) {
-            return new Options(url, rate, duration, warmup, payloadBytes, pollInterval, runs);
+            return new Options(url, rate, duration, warmup, payloadBytes, pollInterval, runs, pinXminFor);
         }
 
         public Options withRate(int n) {
-            return new Options(databaseUrl, n, duration, warmup, payloadBytes, pollInterval, runs);
+            return new Options(databaseUrl, n, duration, warmup, payloadBytes, pollInterval, runs, pinXminFor);
         }
 
         public Options withDuration(Duration d) {
-            return new Options(databaseUrl, rate, d, warmup, payloadBytes, pollInterval, runs);
+            return new Options(databaseUrl, rate, d, warmup, payloadBytes, pollInterval, runs, pinXminFor);
         }
 
         public Options withWarmup(Duration d) {
-            return new Options(databaseUrl, rate, duration, d, payloadBytes, pollInterval, runs);
+            return new Options(databaseUrl, rate, duration, d, payloadBytes, pollInterval, runs, pinXminFor);
         }
 
         public Options withPayloadBytes(int n) {
-            return new Options(databaseUrl, rate, duration, warmup, n, pollInterval, runs);
+            return new Options(databaseUrl, rate, duration, warmup, n, pollInterval, runs, pinXminFor);
         }
 
         public Options withPollInterval(Duration d) {
-            return new Options(databaseUrl, rate, duration, warmup, payloadBytes, d, runs);
+            return new Options(databaseUrl, rate, duration, warmup, payloadBytes, d, runs, pinXminFor);
         }
 
         public Options withRuns(int n) {
-            return new Options(databaseUrl, rate, duration, warmup, payloadBytes, pollInterval, n);
+            return new Options(databaseUrl, rate, duration, warmup, payloadBytes, pollInterval, n, pinXminFor);
+        }
+
+        /**
+         * Pins the server's xmin for {@code d} after the wake-ups window (see the class comment).
+         *
+         * @throws IllegalArgumentException unless {@code d} is at least 1 s (zero included: leave the pin out instead)
+         */
+        public Options withPinXminFor(Duration d) {
+            Objects.requireNonNull(d, "pinXminFor");
+            if (d.compareTo(MIN_PIN) < 0) {
+                throw new IllegalArgumentException("the xmin pin must last at least 1s (got " + d + ")");
+            }
+            return new Options(databaseUrl, rate, duration, warmup, payloadBytes, pollInterval, runs, d);
         }
     }
 
@@ -141,10 +162,10 @@ public final class LatencyBenchmark {
                             long early, long lost) {
         Map<String, Object> toJson(String prefix) {
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put(prefix + "p50_ms", BenchJson.round(p50Ms, 2));
-            m.put(prefix + "p95_ms", BenchJson.round(p95Ms, 2));
-            m.put(prefix + "p99_ms", BenchJson.round(p99Ms, 2));
-            m.put(prefix + "max_ms", BenchJson.round(maxMs, 2));
+            m.put(prefix + "p50_ms", figure(p50Ms, 2));
+            m.put(prefix + "p95_ms", figure(p95Ms, 2));
+            m.put(prefix + "p99_ms", figure(p99Ms, 2));
+            m.put(prefix + "max_ms", figure(maxMs, 2));
             m.put(prefix + "messages", messages);
             m.put(prefix + "rate_per_s", BenchJson.round(achievedRate, 1));
             m.put(prefix + "early", early);
@@ -154,16 +175,39 @@ public final class LatencyBenchmark {
     }
 
     /**
+     * What the xmin pin of a run did.
+     *
+     * @param xid         its transaction id ({@code xid8}), as {@code pg_current_xact_id()} returned it
+     * @param heldSeconds from the id's allocation to the rollback
+     * @param held        whether another session still saw the pin's backend holding that id just before the
+     *                    rollback (if not, the server ended the transaction early and the pinned figures are void)
+     */
+    public record Pin(long xid, double heldSeconds, boolean held) {
+    }
+
+    /**
      * One run: both modes.
      *
      * @param run      1-based run number
      * @param wakeups  with LISTEN/NOTIFY wake-ups (the default consumer)
      * @param pollOnly the same consumer with {@code withWakeups(false)}
+     * @param pinned   the wake-ups consumer's messages committed while the xmin was pinned (null without a pin)
+     * @param pin      the pin (null without one)
      */
-    public record RunResult(int run, Latencies wakeups, Latencies pollOnly) {
+    public record RunResult(int run, Latencies wakeups, Latencies pollOnly, Latencies pinned, Pin pin) {
+        /** A run without a pin. */
+        public RunResult(int run, Latencies wakeups, Latencies pollOnly) {
+            this(run, wakeups, pollOnly, null, null);
+        }
+
         /** p50 with wake-ups ÷ p50 poll-only. */
         public double ratio() {
             return wakeups.p50Ms() / pollOnly.p50Ms();
+        }
+
+        /** p99 under the pin ÷ p99 of the window before it (same consumer, same run); NaN without a pin. */
+        public double pinnedP99Ratio() {
+            return pinned == null ? Double.NaN : pinned.p99Ms() / wakeups.p99Ms();
         }
 
         Map<String, Object> toJson(Options o) {
@@ -179,8 +223,22 @@ public final class LatencyBenchmark {
             m.put("duration_s", o.duration().toNanos() / 1e9);
             m.putAll(wakeups.toJson(""));
             m.putAll(pollOnly.toJson("poll_only_"));
+            if (pinned != null) {
+                m.put("pin_xmin_for_s", o.pinXminFor().toNanos() / 1e9);
+                m.put("pin_xid", pin.xid());
+                m.put("pin_held_s", BenchJson.round(pin.heldSeconds(), 3));
+                m.put("pin_held", pin.held());
+                m.put("pin_grace_s", LatencyPhase.PIN_GRACE.toNanos() / 1e9);
+                m.putAll(pinned.toJson("pinned_"));
+                m.put("pinned_p99_ratio", figure(pinnedP99Ratio(), 3));
+            }
             return m;
         }
+    }
+
+    /** A figure for JSON, rounded; null when there is none (NaN: no message to measure). */
+    static Double figure(double value, int decimals) {
+        return Double.isNaN(value) ? null : BenchJson.round(value, decimals);
     }
 
     /**
@@ -241,6 +299,16 @@ public final class LatencyBenchmark {
             m.put("runs", runs.size());
             m.put("embedded", environment.embedded());
             m.put("lost", runs.stream().mapToLong(r -> r.wakeups().lost() + r.pollOnly().lost()).sum());
+            if (options.pinned()) {
+                m.put("pin_xmin_for_s", options.pinXminFor().toNanos() / 1e9);
+                m.put("pin_grace_s", LatencyPhase.PIN_GRACE.toNanos() / 1e9);
+                m.put("pinned_p50_ms", figure(Bench.median(runs, r -> r.pinned().p50Ms()), 2));
+                m.put("pinned_p95_ms", figure(Bench.median(runs, r -> r.pinned().p95Ms()), 2));
+                m.put("pinned_p99_ms", figure(Bench.median(runs, r -> r.pinned().p99Ms()), 2));
+                m.put("pinned_p99_ratio", figure(Bench.median(runs, RunResult::pinnedP99Ratio), 3));
+                m.put("pinned_messages", runs.stream().mapToLong(r -> r.pinned().messages()).sum());
+                m.put("pinned_lost", runs.stream().mapToLong(r -> r.pinned().lost()).sum());
+            }
             return m;
         }
 
@@ -251,6 +319,10 @@ public final class LatencyBenchmark {
                 if (r.wakeups().lost() + r.pollOnly().lost() != 0) {
                     p.add("run " + r.run() + ": " + (r.wakeups().lost() + r.pollOnly().lost())
                             + " committed messages never reached a handler");
+                }
+                if (r.pin() != null && !r.pin().held()) {
+                    p.add("run " + r.run() + ": the pin's transaction (xid " + r.pin().xid() + ") had ended before its"
+                            + " time was up (idle_in_transaction_session_timeout?); the pinned figures are void");
                 }
             }
             return p;
@@ -286,10 +358,12 @@ public final class LatencyBenchmark {
                              .clientId("sluice-bench").build()) {
                     for (int run = 1; run <= o.runs(); run++) {
                         listener.phase(run, "wake-ups");
-                        Latencies wake = measure(sluice, admin, run, true, o);
+                        LatencyPhase.Measured wake = LatencyPhase.measure(sluice, admin, url, run, true, o.pinned(), o,
+                                listener);
                         listener.phase(run, REFERENCE);
-                        Latencies poll = measure(sluice, admin, run, false, o);
-                        RunResult r = new RunResult(run, wake, poll);
+                        LatencyPhase.Measured poll = LatencyPhase.measure(sluice, admin, url, run, false, false, o,
+                                listener);
+                        RunResult r = new RunResult(run, wake.window(), poll.window(), wake.pinned(), wake.pin());
                         runs.add(r);
                         listener.finished(r.toJson(o));
                     }
@@ -300,102 +374,6 @@ public final class LatencyBenchmark {
             }
             Bench.dropSchema(admin, schema);
             return new Result(o, env, runs);
-        }
-    }
-
-    private Latencies measure(Sluice sluice, Connection admin, int run, boolean wakeups, Options o) {
-        Stream<byte[]> stream = sluice.stream("bench.latency-" + run + (wakeups ? "-wakeups" : "-poll"));
-        stream.register(StreamConfig.defaults());
-        ConsumerGroup<byte[]> group = stream.consumerGroup("g");
-        group.register(GroupConfig.defaults());
-        Bench.checkpoint(admin);
-
-        // id -> nanoTime: when the produce future completed (the commit), when the handler started.
-        Map<Long, Long> committedAt = new ConcurrentHashMap<>();
-        Map<Long, Long> startedAt = new ConcurrentHashMap<>();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        AtomicLong pending = new AtomicLong();
-        byte[] payload = Bench.randomBytes(o.payloadBytes());
-        ConsumeOptions options = ConsumeOptions.defaults().withWakeups(wakeups).withPollInterval(o.pollInterval());
-        long start;
-        long windowStart;
-        long windowEnd;
-        try (Consumption consumption = group.consume(m -> {
-            startedAt.putIfAbsent(m.id(), System.nanoTime());
-            return Outcome.success();
-        }, options); Producer<byte[]> producer = stream.producer()) {
-            ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "bench-latency-producer");
-                t.setDaemon(true);
-                return t;
-            });
-            start = System.nanoTime();
-            windowStart = start + o.warmup().toNanos();
-            windowEnd = windowStart + o.duration().toNanos();
-            try {
-                // A fixed rate, independent of how long commits take: produceAsync does not wait.
-                ticker.scheduleAtFixedRate(() -> {
-                    pending.incrementAndGet();
-                    producer.produceAsync(payload, ProduceOptions.NONE).whenComplete((p, e) -> {
-                        long now = System.nanoTime();
-                        if (e != null) {
-                            failure.compareAndSet(null, e);
-                        } else {
-                            committedAt.put(p.id(), now);
-                        }
-                        pending.decrementAndGet();
-                    });
-                }, 0, 1_000_000_000L / o.rate(), TimeUnit.NANOSECONDS);
-                while (System.nanoTime() < windowEnd) {
-                    LockSupport.parkNanos(windowEnd - System.nanoTime());
-                }
-            } finally {
-                ticker.shutdownNow();
-            }
-            // Let the last produces commit, then give the consumer time to hand every message to a handler.
-            waitUntil(() -> pending.get() == 0, TimeUnit.SECONDS.toNanos(30));
-            long drainNanos = 3 * o.pollInterval().toNanos() + TimeUnit.SECONDS.toNanos(10);
-            waitUntil(() -> startedAt.keySet().containsAll(committedAt.keySet()), drainNanos);
-        }
-        stream.destroy(true);
-        if (failure.get() != null) {
-            throw new BenchmarkException("a produce failed: " + failure.get(), failure.get());
-        }
-        List<Double> ms = new ArrayList<>();
-        long early = 0;
-        long lost = 0;
-        for (Map.Entry<Long, Long> e : committedAt.entrySet()) {
-            long committed = e.getValue();
-            if (committed < windowStart || committed >= windowEnd) {
-                continue;
-            }
-            Long started = startedAt.get(e.getKey());
-            if (started == null) {
-                lost++;
-                continue;
-            }
-            long nanos = started - committed;
-            if (nanos < 0) {
-                // The handler ran before the producer's future completed: the commit came first.
-                early++;
-                nanos = 0;
-            }
-            ms.add(nanos / 1e6);
-        }
-        if (ms.isEmpty()) {
-            throw new BenchmarkException("no message was produced and delivered inside the window (" + (wakeups
-                    ? "wake-ups" : "poll-only") + ")");
-        }
-        double[] sorted = ms.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        long messages = sorted.length + lost;
-        return new Latencies(messages, messages / (o.duration().toNanos() / 1e9), Bench.quantile(sorted, 0.50),
-                Bench.quantile(sorted, 0.95), Bench.quantile(sorted, 0.99), sorted[sorted.length - 1], early, lost);
-    }
-
-    private static void waitUntil(java.util.function.BooleanSupplier done, long timeoutNanos) {
-        long deadline = System.nanoTime() + timeoutNanos;
-        while (!done.getAsBoolean() && System.nanoTime() < deadline) {
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
     }
 }

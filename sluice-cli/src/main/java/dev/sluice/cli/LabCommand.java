@@ -45,6 +45,14 @@ final class LabCommand extends Base {
     @Option(names = "--restart-at", paramLabel = "DURATION", defaultValue = "25s", description = "Restart the embedded PostgreSQL once at this point; 0 = off (default: ${DEFAULT-VALUE}).")
     String restartAt;
 
+    @Option(names = "--pin-xmin-every", paramLabel = "DURATION", defaultValue = "14s", description = "This often an unrelated"
+            + " transaction allocates an xid and holds it idle, no table touched; 0 = off (default: ${DEFAULT-VALUE}).")
+    String pinXminEvery;
+
+    @Option(names = "--pin-xmin-for", paramLabel = "DURATION", defaultValue = "8s", description = "How long each unrelated"
+            + " transaction holds its xid: 2-3 leases, less than --pin-xmin-every (default: ${DEFAULT-VALUE}).")
+    String pinXminFor;
+
     @Option(names = "--long-transactions", defaultValue = "0.1", description = "Share produced in long transactions (default: ${DEFAULT-VALUE}).")
     double longTransactions;
 
@@ -74,7 +82,8 @@ final class LabCommand extends Base {
         try {
             options = new LabOptions(globals().effectiveDatabaseUrl(), Durations.parse(duration), Durations.parse(drainTimeout),
                     producers, consumers, rate, failureRate, hangRate, d(killEvery), d(terminateEvery),
-                    globals().effectiveDatabaseUrl() == null ? d(restartAt) : Duration.ZERO, longTransactions, Durations.parse(lease), seed);
+                    globals().effectiveDatabaseUrl() == null ? d(restartAt) : Duration.ZERO, longTransactions, Durations.parse(lease), seed,
+                    d(pinXminEvery), d(pinXminFor));
         } catch (IllegalArgumentException e) {
             throw new SluiceException(ErrorCode.INVALID_ARGUMENT, e.getMessage());
         }

@@ -27,7 +27,8 @@ import java.util.function.Consumer;
 /**
  * The reliability lab's orchestrator: starts producers and consumers as separate OS processes
  * against the embedded server (or a given URL), fires faults on schedule — SIGKILL of consumers
- * (restarted), {@code pg_terminate_backend} of every lab connection, a PostgreSQL restart — then drains
+ * (restarted), {@code pg_terminate_backend} of every lab connection, a PostgreSQL restart, unrelated
+ * transactions holding an xid past the lease ({@link UnrelatedXidFault}) — then drains
  * and lets {@link LabChecker} classify every message. The verdict is {@code pass} only when nothing is
  * lost or unexpected, nothing is unbucketed and no ordered key was delivered out of order; it is
  * {@code unknown} when nothing was produced, the drain timed out or a requested fault never fired.
@@ -183,6 +184,18 @@ public final class Lab {
         return new String[] {"pass", null};
     }
 
+    /**
+     * The faults fired so far ({@code kind=count}) when a fault the options ask for never fired, else null. The
+     * restart is asked for only on the embedded server.
+     */
+    static String missingFaults(LabOptions o, Map<String, Integer> fired) {
+        boolean missing = (o.kills() && fired.getOrDefault("kill", 0) == 0)
+                || (o.terminations() && fired.getOrDefault("terminate", 0) == 0)
+                || (o.restart() && fired.getOrDefault("restart", 0) == 0)
+                || (o.pins() && fired.getOrDefault(UnrelatedXidFault.KIND, 0) == 0);
+        return missing ? fired.toString() : null;
+    }
+
     /** {@code fail} when the check found anything that must be zero, else null (the caller decides pass or unknown). */
     public static String failure(LabChecker.Check check) {
         if (check.lost() > 0 || check.unexpected() > 0 || check.unbucketed() > 0 || check.orderViolations() > 0) {
@@ -194,9 +207,6 @@ public final class Lab {
 
     private Result verdict(LabChecker.Check check, List<LabChecker.Redelivery> redeliveries, boolean drained,
                            double drainSeconds) {
-        boolean missingFault = (o.kills() && fired.getOrDefault("kill", 0) == 0)
-                || (o.terminations() && fired.getOrDefault("terminate", 0) == 0)
-                || (o.restart() && fired.getOrDefault("restart", 0) == 0);
         double bound = redeliveryBoundSeconds(o);
         List<LabChecker.Redelivery> late = redeliveries.stream()
                 .filter(r -> r.redeliverySeconds() != null && r.redeliverySeconds() > bound).toList();
@@ -213,7 +223,7 @@ public final class Lab {
                 + " later than the lease + 5 s (" + bound + " s); the worst after "
                 + String.format(java.util.Locale.ROOT, "%.1f s", late.stream()
                         .mapToDouble(LabChecker.Redelivery::redeliverySeconds).max().orElse(0));
-        String[] v = decide(check, drained, o.drainTimeout().toSeconds(), missingFault ? fired.toString() : null, lateReason);
+        String[] v = decide(check, drained, o.drainTimeout().toSeconds(), missingFaults(o, fired), lateReason);
         String verdict = v[0];
         String reason = v[1];
         return new Result(verdict, check, Map.copyOf(fired), LabChecker.redeliverySeconds(redeliveries), drainSeconds, reason,
@@ -289,21 +299,25 @@ public final class Lab {
         long nextKill = o.kills() ? start + o.killEvery().toNanos() : Long.MAX_VALUE;
         long nextTerminate = o.terminations() ? start + o.terminateEvery().toNanos() : Long.MAX_VALUE;
         long restartAt = o.restart() && server != null ? start + o.restartAt().toNanos() : Long.MAX_VALUE;
-        while (System.nanoTime() < end) {
-            long now = System.nanoTime();
-            if (now >= nextKill) {
-                kill();
-                nextKill += o.killEvery().toNanos();
+        try (UnrelatedXidFault pins = new UnrelatedXidFault(url, o, start, end, this::record,
+                () -> connect("sluice-lab-orchestrator"), progress)) {
+            while (System.nanoTime() < end) {
+                long now = System.nanoTime();
+                if (now >= nextKill) {
+                    kill();
+                    nextKill += o.killEvery().toNanos();
+                }
+                if (now >= nextTerminate) {
+                    terminate();
+                    nextTerminate += o.terminateEvery().toNanos();
+                }
+                if (now >= restartAt) {
+                    restart();
+                    restartAt = Long.MAX_VALUE;
+                }
+                pins.tick(now);
+                Thread.sleep(100);
             }
-            if (now >= nextTerminate) {
-                terminate();
-                nextTerminate += o.terminateEvery().toNanos();
-            }
-            if (now >= restartAt) {
-                restart();
-                restartAt = Long.MAX_VALUE;
-            }
-            Thread.sleep(100);
         }
     }
 

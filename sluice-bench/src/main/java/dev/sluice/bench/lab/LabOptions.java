@@ -20,12 +20,26 @@ import java.time.Duration;
  * @param longTransactions share of messages produced in long producer transactions (some rolled back)
  * @param leaseTimeout    the consumers' lease
  * @param seed            randomness of the run
+ * @param pinEvery        this often, an unrelated transaction allocates an xid and holds it idle (no table
+ *                        touched) for {@code pinFor}, then rolls back
+ * @param pinFor          how long each such transaction holds its xid: longer than the lease (2–3 ×) to matter;
+ *                        shorter than {@code pinEvery}
  */
 public record LabOptions(String databaseUrl, Duration duration, Duration drainTimeout, int producers, int consumers,
                          int rate, double failureRate, double hangRate, Duration killEvery, Duration terminateEvery,
-                         Duration restartAt, double longTransactions, Duration leaseTimeout, long seed) {
+                         Duration restartAt, double longTransactions, Duration leaseTimeout, long seed,
+                         Duration pinEvery, Duration pinFor) {
 
     public LabOptions {
+        java.util.Objects.requireNonNull(pinEvery, "pinEvery");
+        java.util.Objects.requireNonNull(pinFor, "pinFor");
+        if (pinEvery.isNegative() || pinFor.isNegative()) {
+            throw new IllegalArgumentException("the unrelated transaction's interval and hold must not be negative");
+        }
+        if (!pinEvery.isZero() && (pinFor.isZero() || pinFor.compareTo(pinEvery) >= 0)) {
+            throw new IllegalArgumentException("an unrelated transaction every " + pinEvery + " must hold its xid for"
+                    + " more than 0 and less than that interval (got " + pinFor + ")");
+        }
         if (producers < 1 || consumers < 1) {
             throw new IllegalArgumentException("at least one producer and one consumer process");
         }
@@ -39,10 +53,14 @@ public record LabOptions(String databaseUrl, Duration duration, Duration drainTi
         }
     }
 
-    /** A short run with every fault on: what CI runs. */
+    /**
+     * A short run with every fault on: what CI runs. Unrelated transactions hold an xid for 7 s (2.3 leases) at
+     * 11, 22 and 33 s, clear of the restart at 20 s.
+     */
     public static LabOptions smoke() {
         return new LabOptions(null, Duration.ofSeconds(45), Duration.ofSeconds(120), 1, 3, 60, 0.05, 0.01,
-                Duration.ofSeconds(12), Duration.ofSeconds(15), Duration.ofSeconds(20), 0.1, Duration.ofSeconds(3), 7);
+                Duration.ofSeconds(12), Duration.ofSeconds(15), Duration.ofSeconds(20), 0.1, Duration.ofSeconds(3), 7,
+                Duration.ofSeconds(11), Duration.ofSeconds(7));
     }
 
     public boolean kills() {
@@ -55,5 +73,10 @@ public record LabOptions(String databaseUrl, Duration duration, Duration drainTi
 
     public boolean restart() {
         return !restartAt.isZero();
+    }
+
+    /** Whether unrelated long transactions pin the xmin during the run. */
+    public boolean pins() {
+        return !pinEvery.isZero();
     }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.bench.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.ProduceOptions;
 import dev.sluice.Sluice;
@@ -11,6 +12,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -46,7 +49,7 @@ class LabTest {
         assertThat(r.check().unexpected()).isZero();
         assertThat(r.check().unbucketed()).isZero();
         assertThat(r.check().orderViolations()).isZero();
-        assertThat(r.faultsFired()).containsKeys("kill", "terminate", "restart");
+        assertThat(r.faultsFired()).containsKeys("kill", "terminate", "restart", UnrelatedXidFault.KIND);
         assertThat(r.check().produced()).isGreaterThan(500);
         // Every bucket of the design shows up: skips are classified, not lost.
         assertThat(r.check().buckets().get(LabGroups.ROUTED)).containsKeys("delivered", "filtered");
@@ -63,7 +66,7 @@ class LabTest {
     @Order(2)
     void sabotageFlipsTheVerdictToFail() throws Exception {
         LabOptions quiet = new LabOptions(pg.jdbcUrl(), Duration.ofSeconds(6), Duration.ofSeconds(60), 1, 2, 40, 0.05, 0,
-                Duration.ZERO, Duration.ZERO, Duration.ZERO, 0.05, Duration.ofSeconds(3), 11);
+                Duration.ZERO, Duration.ZERO, Duration.ZERO, 0.05, Duration.ofSeconds(3), 11, Duration.ZERO, Duration.ZERO);
         Lab.Result r = new Lab(quiet, System.out::println).run();
         assertThat(r.verdict()).as(r.reason()).isEqualTo("pass");
         long streamId;
@@ -120,6 +123,46 @@ class LabTest {
             LabChecker.Check broken = LabChecker.check(c, streamId);
             assertThat(broken.buckets().get(LabGroups.PARALLEL)).containsEntry("unbucketed", 1L);
             assertThat(Lab.failure(broken)).isNotNull();
+        }
+    }
+
+    /**
+     * An unrelated transaction holds an xid for two leases in the middle of a quiet run: it fires, another
+     * session sees it holding its xid to the end, the ledger records it, and nothing is lost.
+     */
+    @Test
+    @Order(3)
+    void anUnrelatedLongTransactionFiresAndIsRecorded() throws Exception {
+        LabOptions pinned = new LabOptions(pg.jdbcUrl(), Duration.ofSeconds(10), Duration.ofSeconds(60), 1, 2, 40, 0, 0,
+                Duration.ZERO, Duration.ZERO, Duration.ZERO, 0, Duration.ofSeconds(2), 13,
+                Duration.ofMillis(4_500), Duration.ofSeconds(4));
+        List<String> progress = new CopyOnWriteArrayList<>();
+        Lab.Result r = new Lab(pinned, line -> {
+            System.out.println(line);
+            progress.add(line);
+        }).run();
+        assertThat(r.faultsFired()).containsEntry(UnrelatedXidFault.KIND, 1);
+        assertThat(progress).anyMatch(l -> l.contains("unrelated transaction xid") && l.contains("(held to the end)"));
+        try (Connection c = DriverManager.getConnection(pg.jdbcUrl())) {
+            assertThat(scalar(c, "SELECT count(*) FROM sluice_lab.fault WHERE kind = '" + UnrelatedXidFault.KIND
+                    + "' AND detail LIKE 'xid % idle for 4s'")).isEqualTo(1);
+            assertThat(scalar(c, "SELECT count(*) FROM pg_stat_activity WHERE application_name = '"
+                    + UnrelatedXidFault.APPLICATION_NAME + "'")).as("the pin's connection was closed").isZero();
+        }
+        assertThat(r.check().lost()).isZero();
+        assertThat(r.verdict()).as(r.reason()).isEqualTo("pass");
+    }
+
+    @Test
+    void anUnrelatedTransactionMustHoldLessThanItsInterval() {
+        LabOptions smoke = LabOptions.smoke();
+        assertThat(smoke.pins()).as("CI's lab run includes the fault").isTrue();
+        assertThat(smoke.pinFor()).isGreaterThan(smoke.leaseTimeout().multipliedBy(2));
+        for (Duration[] bad : new Duration[][] {{Duration.ofSeconds(5), Duration.ZERO},
+                {Duration.ofSeconds(5), Duration.ofSeconds(5)}, {Duration.ofSeconds(-1), Duration.ofSeconds(1)}}) {
+            assertThatThrownBy(() -> new LabOptions(null, Duration.ofSeconds(10), Duration.ofSeconds(10), 1, 1, 1, 0, 0,
+                    Duration.ZERO, Duration.ZERO, Duration.ZERO, 0, Duration.ofSeconds(3), 1, bad[0], bad[1]))
+                    .isInstanceOf(IllegalArgumentException.class);
         }
     }
 

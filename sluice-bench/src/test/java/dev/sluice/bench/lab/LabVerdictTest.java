@@ -51,4 +51,15 @@ class LabVerdictTest {
         assertThat(v[0]).isEqualTo("unknown");
         assertThat(v[1]).contains("never fired");
     }
+
+    @Test
+    void anUnrelatedTransactionThatNeverFiredIsAMissingFault() {
+        LabOptions smoke = LabOptions.smoke();
+        Map<String, Integer> withoutPin = Map.of("kill", 3, "terminate", 2, "restart", 1);
+        String missing = Lab.missingFaults(smoke, withoutPin);
+        assertThat(missing).isNotNull();
+        assertThat(Lab.decide(check(100, 0, 0, 0, 0), true, 60, missing, null)[0]).isEqualTo("unknown");
+        assertThat(Lab.missingFaults(smoke, Map.of("kill", 3, "terminate", 2, "restart", 1, UnrelatedXidFault.KIND, 3)))
+                .isNull();
+    }
 }
