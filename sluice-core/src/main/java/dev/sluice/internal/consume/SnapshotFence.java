@@ -28,12 +28,19 @@ import java.util.List;
  * <li>is either visible in S (ended before S: S sees its rows), or a <em>candidate</em>: in S's list of running
  *     transactions, or at or above S's xmax (assigned but not yet known ended), and below {@code me}.</li>
  * </ul>
- * The locks are read after S is taken. A candidate still running then holds its transaction-id lock; if it
- * is P it also holds the log's lock. A candidate that no longer holds its transaction-id lock ended between S
- * and the lock read (or is about to take that lock): it is kept, since S cannot see it. So the holders are
- * the candidates that are not running, or that hold the log's lock — every P not visible in S is among them,
- * and a running candidate without the log's lock (an unrelated transaction) is not. A later snapshot in which
- * every holder has ended sees every committed id at or below H.
+ * The locks are read after S is taken, and then each candidate without the log's lock is asked whether it is
+ * still in progress ({@code pg_xact_status}). PostgreSQL marks a transaction ended before it releases any lock,
+ * so a candidate still in progress after the lock read held all its locks during the read: had it been P, the
+ * log's lock would have been seen. A candidate no longer in progress ended after S (S cannot see it) and is
+ * kept. So the holders are the candidates that held the log's lock or have ended since S — every P not
+ * visible in S is among them, and a running candidate without the log's lock (an unrelated transaction) is
+ * not. A later snapshot in which every holder has ended sees every committed id at or below H.
+ *
+ * <p>The order matters. Judging "ended" by the candidate's transaction-id lock instead (one lock read, no
+ * second question) is wrong: a committing backend releases its fast-path relation locks, the log's among
+ * them, before its transaction-id lock in the main lock table, so a producer caught in between looks running
+ * and lock-free. Under CPU starvation that window was wide enough to skip a message (seen twice in tests run
+ * beside a busy build).
  *
  * <p>Lock and transaction ids: {@code pg_locks} shows 32-bit xids; candidates are 64-bit ({@code xid8}) and
  * all lie within 2^31 of the current xid, so their low 32 bits identify them. A prepared (2PC) transaction
@@ -75,10 +82,12 @@ public final class SnapshotFence {
                 + " SELECT x FROM pg_snapshot_xip(" + snapshot + ") x WHERE x < " + me
                 + " UNION ALL SELECT g::text::xid8 FROM generate_series(pg_snapshot_xmax(" + snapshot + ")::text::bigint,"
                 + "   " + me + "::text::bigint - 1) g) c"
-                + " WHERE NOT EXISTS (SELECT 1 FROM locks r WHERE r.locktype = 'transactionid'"
-                + "     AND r.x32 = c.x::text::bigint % 4294967296)"
-                + "  OR EXISTS (SELECT 1 FROM locks r JOIN locks w ON w.vx = r.vx AND w.locktype = 'relation'"
-                + "     WHERE r.locktype = 'transactionid' AND r.x32 = c.x::text::bigint % 4294967296))";
+                + " WHERE EXISTS (SELECT 1 FROM locks r JOIN locks w ON w.vx = r.vx AND w.locktype = 'relation'"
+                + "     WHERE r.locktype = 'transactionid' AND r.x32 = c.x::text::bigint % 4294967296)"
+                // Ended since the snapshot: asked only after every lock was read (CASE evaluates its condition,
+                // which reads them all, before its result).
+                + "  OR CASE WHEN (SELECT count(*) FROM locks) >= 0"
+                + "      THEN pg_xact_status(c.x) IS DISTINCT FROM 'in progress' END)";
     }
 
     /** A boolean expression: every transaction in {@code xids} (xid8[]) has ended before {@code snapshot}. */
