@@ -37,17 +37,20 @@ final class ClaimSql {
      * (one Sync, so one implicit transaction that commits when the second ends).
      *
      * <p>Statement 1 is the fence observation (docs/fence.md, {@link SnapshotFence}): it reads the head, then takes
-     * this transaction's xid (MATERIALIZED keeps that order) and keeps the head in a transaction-local setting.
-     * Statement 2 runs with a new snapshot, taken after the xid exists. When no transaction older than ours is
-     * running in it ({@code xmin >= our xid}) the observation settles at once without reading any lock. Otherwise,
-     * if the observation can become the group's pending one, statement 2 reads {@code pg_locks} once to find its
-     * holders — the older transactions that hold this stream's log lock, or that ended after the snapshot — and
-     * settles at once when there are none (unrelated transactions never hold the fence). A pending observation
-     * keeps its holders in {@code pending_xids} and settles once a later snapshot sees every one of them ended.
-     * Statement 2 promotes a settled pending observation, claims [claimed+1, min(claimed+batch, settled)], writes
-     * the range's lease, and reads the range's messages with the same snapshot (every id in the range is settled,
-     * so the snapshot sees every committed message in it), plus the group's bindings with the head (exact for ids
-     * up to that head, as {@link #bindings}).
+     * this transaction's xid (MATERIALIZED keeps that order) and, unless its snapshot shows no older transaction
+     * at all, reads {@code pg_locks} once to find the observation's holders — the older transactions that hold
+     * this stream's log lock, or that ended since the snapshot. The head and the holders go to transaction-local
+     * settings. Its snapshot is the statement's own, taken before the head was read: every producer it cannot
+     * see has an xid in its running list or at or above its xmax, and below ours, so it is a candidate. No row
+     * lock is waited for in statement 1, so the time between the snapshot and the lock read stays short (a
+     * transaction that ends in between is kept as a holder).
+     * Statement 2 runs with a new snapshot. With no holders the observation settles at once (unrelated
+     * transactions never hold the fence); otherwise it becomes the group's pending observation
+     * ({@code pending_xids}) unless one is pending already, and settles once a later snapshot sees every holder
+     * ended. Statement 2 promotes a settled pending observation, claims [claimed+1, min(claimed+batch, settled)],
+     * writes the range's lease, and reads the range's messages with its snapshot (every id in the range is
+     * settled, so the snapshot sees every committed message in it), plus the group's bindings with the head
+     * (exact for ids up to that head, as {@link #bindings}).
      *
      * <p>The claim commits with {@code synchronous_commit = off}: losing it in a server crash only
      * un-claims the range (its messages are delivered again); the completion, which is what makes
@@ -63,24 +66,25 @@ final class ClaimSql {
      * {@link #FETCH_COLUMNS}.
      */
     static String claim(FamilyTables t) {
-        return "WITH h AS MATERIALIZED (SELECT " + head(t) + " AS head)"
-                + " SELECT set_config('sluice.observed_head', h.head::text, true),"
-                + " set_config('synchronous_commit', 'off', true), pg_current_xact_id()::text FROM h;\n"
-                + "WITH obs AS (SELECT current_setting('sluice.observed_head')::bigint AS head),"
-                + " snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s, pg_current_xact_id() AS me),"
-                + " " + SnapshotFence.locksCte(t) + ","
+        return "WITH h AS MATERIALIZED (SELECT " + head(t) + " AS head),"
+                + " o AS MATERIALIZED (SELECT h.head, pg_current_xact_id() AS me, pg_current_snapshot() AS s FROM h),"
+                + " " + SnapshotFence.locksCte(t)
+                + " SELECT set_config('sluice.observed_head', o.head::text, true),"
+                + " set_config('synchronous_commit', 'off', true),"
+                // The holders: none when no older transaction runs (then pg_locks is not read at all).
+                + " set_config('sluice.fence_holders', (CASE WHEN pg_snapshot_xmin(o.s) >= o.me THEN '{}'::xid8[]"
+                + "   ELSE " + SnapshotFence.holders("o.s", "o.me") + " END)::text, true) FROM o;\n"
+                + "WITH obs AS (SELECT current_setting('sluice.observed_head')::bigint AS head,"
+                + "   current_setting('sluice.fence_holders')::xid8[] AS holders),"
+                + " snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),"
                 + " cur AS (SELECT * FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? FOR UPDATE),"
-                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xids, snap.s, snap.me,"
-                + "   obs.head AS observed, (pg_snapshot_xmin(snap.s) >= snap.me) AS quiet,"
-                + "   (cur.pending_xids IS NOT NULL AND " + SnapshotFence.ended("cur.pending_xids", "snap.s") + ") AS promoted,"
+                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xids, obs.head AS observed,"
+                + "   obs.holders, (cur.pending_xids IS NOT NULL AND " + SnapshotFence.ended("cur.pending_xids", "snap.s") + ") AS promoted,"
                 + "   cur.settled_head FROM cur, snap, obs),"
                 + " p AS (SELECT n.*, (n.promoted OR n.pending_xids IS NULL) AS free,"
                 + "   CASE WHEN n.promoted THEN greatest(n.settled_head, n.pending_head) ELSE n.settled_head END AS settled0 FROM n),"
-                // The holders of this observation: read (pg_locks) only when it could become the pending one.
-                + " o AS (SELECT p.*, CASE WHEN p.quiet THEN '{}'::xid8[]"
-                + "   WHEN p.free AND p.observed > p.settled0 THEN " + SnapshotFence.holders("p.s", "p.me") + " END AS holders FROM p),"
-                + " m AS (SELECT o.*, CASE WHEN o.holders = '{}' THEN greatest(o.settled0, o.observed) ELSE o.settled0 END AS settled"
-                + "   FROM o),"
+                + " m AS (SELECT p.*, CASE WHEN p.holders = '{}' THEN greatest(p.settled0, p.observed) ELSE p.settled0 END AS settled"
+                + "   FROM p),"
                 + " r AS (SELECT m.*, greatest(m.claimed, least(m.claimed + ?, m.settled)) AS high FROM m),"
                 // The byte budget: payload sizes only (octet_length reads a stored value's length, not the value).
                 + " sized AS (SELECT l.id, sum(octet_length(l.payload)) OVER (ORDER BY l.id) AS upto,"
@@ -90,9 +94,9 @@ final class ClaimSql {
                 + " upd AS (UPDATE " + t.consumerGroupCursor() + " c SET"
                 + "   settled_head = m.settled,"
                 + "   claimed = coalesce((SELECT high FROM cut), m.high),"
-                + "   pending_head = CASE WHEN m.holders = '{}' THEN NULL WHEN m.holders IS NOT NULL THEN m.observed"
+                + "   pending_head = CASE WHEN m.holders = '{}' THEN NULL WHEN m.free AND m.observed > m.settled THEN m.observed"
                 + "     WHEN m.free THEN NULL ELSE m.pending_head END,"
-                + "   pending_xids = CASE WHEN m.holders = '{}' THEN NULL WHEN m.holders IS NOT NULL THEN m.holders"
+                + "   pending_xids = CASE WHEN m.holders = '{}' THEN NULL WHEN m.free AND m.observed > m.settled THEN m.holders"
                 + "     WHEN m.free THEN NULL ELSE m.pending_xids END,"
                 + "   updated_at = now()"
                 + " FROM r m WHERE c.consumer_group_id = m.consumer_group_id"

@@ -12,9 +12,10 @@ import java.util.List;
 /**
  * The snapshot fence (docs/fence.md): a head below which every id is resolved — committed, or never to exist.
  *
- * <p>An observation reads the stream's head H and then takes a transaction id {@code me}. A later statement
- * (so a snapshot S taken after both) finds the <em>holders</em>: the transactions that might still commit an id
- * at or below H without S seeing it. The observation settles once every holder has ended. Only transactions
+ * <p>An observation reads the stream's head H and then takes a transaction id {@code me}; then, judged from a
+ * snapshot S (the claim uses its statement's own, taken just before the head was read; a reader takes one after),
+ * it finds the <em>holders</em>: the transactions that might still commit an id at or below H without S seeing
+ * it. The observation settles once every holder has ended. Only transactions
  * that hold a lock on the stream's log can hold its fence, so an unrelated long transaction (a migration,
  * an idle session after a write, a forgotten prepared transaction, another database's work) never does.
  *
