@@ -38,12 +38,11 @@ final class ClaimSql {
      *
      * <p>Statement 1 is the fence observation (docs/fence.md, {@link SnapshotFence}): it reads the head, then takes
      * this transaction's xid (MATERIALIZED keeps that order) and, unless its snapshot shows no older transaction
-     * at all, reads {@code pg_locks} once to find the observation's holders — the older transactions that hold
-     * this stream's log lock, or that ended since the snapshot. The head and the holders go to transaction-local
+     * at all, reads {@code pg_locks} once to find the observation's holders — the older transactions its snapshot
+     * does not see as ended that hold this stream's log lock. The head and the holders go to transaction-local
      * settings. Its snapshot is the statement's own, taken before the head was read: every producer it cannot
-     * see has an xid in its running list or at or above its xmax, and below ours, so it is a candidate. No row
-     * lock is waited for in statement 1, so the time between the snapshot and the lock read stays short (a
-     * transaction that ends in between is kept as a holder).
+     * see has an xid in its running list or at or above its xmax, and below ours, so it is a candidate; one that
+     * no longer shows the log's lock has ended, and statement 2's snapshot — taken after the lock read — sees it.
      * Statement 2 runs with a new snapshot. With no holders the observation settles at once (unrelated
      * transactions never hold the fence); otherwise it becomes the group's pending observation
      * ({@code pending_xids}) unless one is pending already, and settles once a later snapshot sees every holder

@@ -14,34 +14,35 @@ import java.util.List;
  *
  * <p>An observation reads the stream's head H and then takes a transaction id {@code me}; then, judged from a
  * snapshot S (the claim uses its statement's own, taken just before the head was read; a reader takes one after),
- * it finds the <em>holders</em>: the transactions that might still commit an id at or below H without S seeing
- * it. The observation settles once every holder has ended. Only transactions
- * that hold a lock on the stream's log can hold its fence, so an unrelated long transaction (a migration,
- * an idle session after a write, a forgotten prepared transaction, another database's work) never does.
+ * it reads {@code pg_locks} once and finds the <em>holders</em>: the candidates — transactions older than
+ * {@code me} that S does not see as ended — whose virtual transaction holds {@code RowExclusiveLock} on the
+ * stream's log. The observation settles once a snapshot <em>taken after the lock read</em> sees every holder
+ * ended (at once when there are none). Only transactions that hold the log's lock can hold the fence, so an
+ * unrelated long transaction (a migration, an idle session after a write, a forgotten prepared transaction,
+ * another database's work) never does.
  *
  * <p>Why the holders are exactly enough. A producer P that drew an id at or below H:
  * <ul>
  * <li>took its transaction id before drawing (ProduceSql), and drew before H was read, so its xid p is
  *     below {@code me};</li>
  * <li>holds {@code RowExclusiveLock} on the log's parent table from before its draw until it ends: the
- *     INSERT that draws the id locks its target before it executes, and locks are released only after the
- *     transaction is recorded as ended;</li>
- * <li>is either visible in S (ended before S: S sees its rows), or a <em>candidate</em>: in S's list of running
- *     transactions, or at or above S's xmax (assigned but not yet known ended), and below {@code me}.</li>
+ *     INSERT that draws the id locks its target before it executes;</li>
+ * <li>is either visible in S (then in every later snapshot), or a candidate: in S's list of running
+ *     transactions, or at or above S's xmax (assigned but not yet known ended; this also covers transactions
+ *     that started after S), and below {@code me}.</li>
  * </ul>
- * The locks are read after S is taken, and then each candidate without the log's lock is asked whether it is
- * still in progress ({@code pg_xact_status}). PostgreSQL marks a transaction ended before it releases any lock,
- * so a candidate still in progress after the lock read held all its locks during the read: had it been P, the
- * log's lock would have been seen. A candidate no longer in progress ended after S (S cannot see it) and is
- * kept. So the holders are the candidates that held the log's lock or have ended since S — every P not
- * visible in S is among them, and a running candidate without the log's lock (an unrelated transaction) is
- * not. A later snapshot in which every holder has ended sees every committed id at or below H.
+ * If P is a candidate and still shows the log's lock (with its transaction-id lock) in the lock read, it is a
+ * holder. If it does not, it has ended: PostgreSQL marks a transaction ended in the process array before it
+ * releases any lock, so a snapshot taken after the lock read sees it. Either way a snapshot taken after the
+ * lock read in which every holder has ended sees every committed id at or below H. A running candidate
+ * without the log's lock (an unrelated transaction) is never a holder.
  *
- * <p>The order matters. Judging "ended" by the candidate's transaction-id lock instead (one lock read, no
- * second question) is wrong: a committing backend releases its fast-path relation locks, the log's among
- * them, before its transaction-id lock in the main lock table, so a producer caught in between looks running
- * and lock-free. Under CPU starvation that window was wide enough to skip a message (seen twice in tests run
- * beside a busy build).
+ * <p>The "after the lock read" matters. A first version took the snapshot for the fetch before the lock read
+ * and judged a candidate ended by the absence of its transaction-id lock; but a committing backend releases its
+ * fast-path relation locks (the log's among them) before its transaction-id lock, so a producer caught between
+ * the two looked running and lock-free while the fetch's older snapshot could not see it. Under CPU starvation
+ * that skipped a message (2 in 12 stressed runs). The claim now reads the locks in its first statement and
+ * fetches in its second.
  *
  * <p>Lock and transaction ids: {@code pg_locks} shows 32-bit xids; candidates are 64-bit ({@code xid8}) and
  * all lie within 2^31 of the current xid, so their low 32 bits identify them. A prepared (2PC) transaction
@@ -84,11 +85,7 @@ public final class SnapshotFence {
                 + " UNION ALL SELECT g::text::xid8 FROM generate_series(pg_snapshot_xmax(" + snapshot + ")::text::bigint,"
                 + "   " + me + "::text::bigint - 1) g) c"
                 + " WHERE EXISTS (SELECT 1 FROM locks r JOIN locks w ON w.vx = r.vx AND w.locktype = 'relation'"
-                + "     WHERE r.locktype = 'transactionid' AND r.x32 = c.x::text::bigint % 4294967296)"
-                // Ended since the snapshot: asked only after every lock was read (CASE evaluates its condition,
-                // which reads them all, before its result).
-                + "  OR CASE WHEN (SELECT count(*) FROM locks) >= 0"
-                + "      THEN pg_xact_status(c.x) IS DISTINCT FROM 'in progress' END)";
+                + "     WHERE r.locktype = 'transactionid' AND r.x32 = c.x::text::bigint % 4294967296))";
     }
 
     /** A boolean expression: every transaction in {@code xids} (xid8[]) has ended before {@code snapshot}. */
