@@ -33,7 +33,7 @@ class StreamLifecycleTest {
 
         assertThat(info.name()).isEqualTo("orders.created");
         assertThat(info.config()).isEqualTo(StreamConfig.defaults());
-        assertThat(info.familyVersion()).isEqualTo(1);
+        assertThat(info.familyVersion()).isEqualTo(dev.sluice.internal.schema.SchemaSteps.RELEASED.codeVersion(dev.sluice.internal.schema.Scope.STREAM));
         assertThat(sluice.system().get()).isPresent();
         assertThat(sluice.stream("orders.created").get()).contains(info);
         assertThat(sluice.streams()).extracting(StreamInfo::name).contains("orders.created");
