@@ -13,7 +13,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * REPEATABLE READ transaction, allocates a transaction id with {@code pg_current_xact_id()} and then
  * stays idle, touching no table, until {@link #close()} rolls it back. While it is open the server's
  * {@code pg_snapshot_xmin} cannot pass its id — what any other application's long transaction does to
- * the snapshot fence of every stream consumer on the server (docs/consume.md, "Snapshot fence").
+ * the server's snapshot xmin, which the fence used to wait for (docs/fence.md).
  *
  * <pre>{@code
  * try (XidPin pin = XidPin.open(jdbcUrl, "sluice-bench-pin")) {

@@ -91,6 +91,24 @@ class UnrelatedTransactionTest {
         }
     }
 
+    /** An open transaction on {@code c} that takes its xid now; closing it rolls back, closes {@code c}, then runs {@code after}. */
+    private static Held holdingXid(Connection c, Runnable after) throws SQLException {
+        String xid = text(c, "SELECT pg_current_xact_id()::text");
+        return new Held() {
+            public boolean stillOpen() throws SQLException {
+                try (Connection a = db.connect()) {
+                    return "in progress".equals(text(a, "SELECT pg_xact_status('" + xid + "'::xid8)"));
+                }
+            }
+
+            public void close() throws Exception {
+                c.rollback();
+                c.close();
+                after.run();
+            }
+        };
+    }
+
     private static Held hold(Pin pin) throws Exception {
         switch (pin) {
             case XID -> {
@@ -99,19 +117,7 @@ class UnrelatedTransactionTest {
                 try (Statement s = c.createStatement()) {
                     s.execute("INSERT INTO " + business + " VALUES (1)");
                 }
-                String xid = text(c, "SELECT pg_current_xact_id()::text");
-                return new Held() {
-                    public boolean stillOpen() throws SQLException {
-                        try (Connection a = db.connect()) {
-                            return "in progress".equals(text(a, "SELECT pg_xact_status('" + xid + "'::xid8)"));
-                        }
-                    }
-
-                    public void close() throws Exception {
-                        c.rollback();
-                        c.close();
-                    }
-                };
+                return holdingXid(c, () -> { });
             }
             case PREPARED -> {
                 String gid = "sluice-unrelated-" + UUID.randomUUID();
@@ -143,20 +149,7 @@ class UnrelatedTransactionTest {
                     s.execute("CREATE TABLE busy (n integer)");
                     s.execute("INSERT INTO busy VALUES (1)");
                 }
-                String xid = text(c, "SELECT pg_current_xact_id()::text");
-                return new Held() {
-                    public boolean stillOpen() throws SQLException {
-                        try (Connection a = db.connect()) {
-                            return "in progress".equals(text(a, "SELECT pg_xact_status('" + xid + "'::xid8)"));
-                        }
-                    }
-
-                    public void close() throws Exception {
-                        c.rollback();
-                        c.close();
-                        db.execute("DROP DATABASE " + other);
-                    }
-                };
+                return holdingXid(c, () -> db.execute("DROP DATABASE " + other));
             }
             case READ_ONLY_QUERY -> {
                 Connection c = db.connect();

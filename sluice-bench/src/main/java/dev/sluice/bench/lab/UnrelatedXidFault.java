@@ -11,7 +11,7 @@ import java.util.function.Consumer;
  * own opens a transaction, allocates an xid ({@code pg_current_xact_id()}), touches no Sluice or lab table
  * and stays idle for {@link LabOptions#pinFor()} — longer than the consumers' lease — then rolls back. While
  * it is open no snapshot's xmin can pass its id, as with any other application's long transaction on the
- * server (docs/consume.md, "Snapshot fence"). A pin is started only when it can be held to its end before
+ * server (docs/fence.md). A pin is started only when it can be held to its end before
  * the producers stop; one that cannot be opened (the server restarting) is not counted as fired.
  */
 final class UnrelatedXidFault implements AutoCloseable {
