@@ -138,11 +138,10 @@ public final class LatencyBenchmark {
          * @throws IllegalArgumentException unless {@code d} is at least 1 s (zero included: leave the pin out instead)
          */
         public Options withPinXminFor(Duration d) {
-            Objects.requireNonNull(d, "pinXminFor");
-            if (d.compareTo(MIN_PIN) < 0) {
+            if (Duration.ZERO.equals(d)) {
                 throw new IllegalArgumentException("the xmin pin must last at least 1s (got " + d + ")");
             }
-            return new Options(databaseUrl, rate, duration, warmup, payloadBytes, pollInterval, runs, d);
+            return new Options(databaseUrl, rate, duration, warmup, payloadBytes, pollInterval, runs, d); // checks the rest
         }
     }
 

@@ -65,14 +65,10 @@ final class ClaimSql {
      * {@link #FETCH_COLUMNS}.
      */
     static String claim(FamilyTables t) {
-        return "WITH h AS MATERIALIZED (SELECT " + head(t) + " AS head),"
-                + " o AS MATERIALIZED (SELECT h.head, pg_current_xact_id() AS me, pg_current_snapshot() AS s FROM h),"
-                + " " + SnapshotFence.locksCte(t)
+        return "WITH " + SnapshotFence.observationCtes(t)
                 + " SELECT set_config('sluice.observed_head', o.head::text, true),"
                 + " set_config('synchronous_commit', 'off', true),"
-                // The holders: none when no older transaction runs (then pg_locks is not read at all).
-                + " set_config('sluice.fence_holders', (CASE WHEN pg_snapshot_xmin(o.s) >= o.me THEN '{}'::xid8[]"
-                + "   ELSE " + SnapshotFence.holders("o.s", "o.me") + " END)::text, true) FROM o;\n"
+                + " set_config('sluice.fence_holders', " + SnapshotFence.HOLDERS + "::text, true) FROM o;\n"
                 + "WITH obs AS (SELECT current_setting('sluice.observed_head')::bigint AS head,"
                 + "   current_setting('sluice.fence_holders')::xid8[] AS holders),"
                 + " snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),"

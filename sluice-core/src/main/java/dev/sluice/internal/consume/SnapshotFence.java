@@ -13,7 +13,7 @@ import java.util.List;
  * The snapshot fence (docs/fence.md): a head below which every id is resolved — committed, or never to exist.
  *
  * <p>An observation reads the stream's head H and then takes a transaction id {@code me}; then, judged from a
- * snapshot S (the claim uses its statement's own, taken just before the head was read; a reader takes one after),
+ * snapshot S (the observing statement's own, taken just before the head was read),
  * it reads {@code pg_locks} once and finds the <em>holders</em>: the candidates — transactions older than
  * {@code me} that S does not see as ended — whose virtual transaction holds {@code RowExclusiveLock} on the
  * stream's log. The observation settles once a snapshot <em>taken after the lock read</em> sees every holder
@@ -63,6 +63,24 @@ public final class SnapshotFence {
     }
 
     /**
+     * The observation's CTEs, in this order: {@code h} reads the head, {@code o} (head, me, s) then takes the
+     * transaction id (MATERIALIZED keeps that order) next to the statement's snapshot, and {@code locks} (see
+     * {@link #locksCte}). Select {@code o.head} and {@link #HOLDERS} from {@code o}.
+     */
+    static String observationCtes(FamilyTables t) {
+        return "h AS MATERIALIZED (SELECT " + t.headExpression() + " AS head),"
+                + " o AS MATERIALIZED (SELECT h.head, pg_current_xact_id() AS me, pg_current_snapshot() AS s FROM h), "
+                + locksCte(t);
+    }
+
+    /**
+     * The holders (xid8[]) of the observation in {@link #observationCtes}: none when its snapshot shows no older
+     * transaction (then {@code pg_locks} is not read at all).
+     */
+    static final String HOLDERS = "(CASE WHEN pg_snapshot_xmin(o.s) >= o.me THEN '{}'::xid8[] ELSE " + holders("o.s", "o.me")
+            + " END)";
+
+    /**
      * A {@code MATERIALIZED} CTE named {@code locks} (vx, locktype, x32): the granted transaction-id locks of
      * the server and the granted {@code RowExclusiveLock}s on the stream's log in this database. Postgres
      * evaluates a CTE only when it is read, so a claim that needs no lock read pays nothing.
@@ -94,26 +112,21 @@ public final class SnapshotFence {
     }
 
     /**
-     * Observes the head on {@code c} (auto-commit): one statement reads the head and then takes a transaction
-     * id (MATERIALIZED keeps that order), a second one — with a snapshot taken after both — finds the holders.
+     * Observes the head on {@code c} (auto-commit) with the claim's observation, in one statement. The caller
+     * decides with later statements ({@link #settled}, its read), whose snapshots are taken after the lock read.
      */
     public static Observation observe(Connection c, FamilyTables t) throws SQLException {
-        long head;
-        String me;
-        try (PreparedStatement ps = c.prepareStatement("WITH h AS MATERIALIZED (SELECT " + t.headExpression() + " AS head)"
-                + " SELECT h.head, pg_current_xact_id()::text FROM h");
-             ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement("WITH " + observationCtes(t) + " SELECT o.head, " + HOLDERS
+                + "::text[] FROM o"); ResultSet rs = ps.executeQuery()) {
             rs.next();
-            head = rs.getLong(1);
-            me = rs.getString(2);
+            return new Observation(rs.getLong(1), List.of((String[]) rs.getArray(2).getArray()));
         }
-        return new Observation(head, holders(c, t, null, me));
     }
 
     /**
      * The holders of an observation whose transaction id is {@code me}, seen from {@code snapshot} (a
-     * {@code pg_snapshot} text; null: the statement's own snapshot, taken now). Tests pass an earlier snapshot
-     * to replay an interleaving step by step.
+     * {@code pg_snapshot} text; null: the statement's own snapshot, taken now). Tests replay interleavings step by
+     * step with it, passing a snapshot captured earlier.
      */
     static List<String> holders(Connection c, FamilyTables t, String snapshot, String me) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("WITH snap AS MATERIALIZED (SELECT coalesce(?::pg_snapshot,"
