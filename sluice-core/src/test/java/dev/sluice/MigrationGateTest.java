@@ -132,35 +132,48 @@ class MigrationGateTest {
     }
 
     @Test
-    void aVersion1FamilyWithAPendingObservationMigratesToFenceHoldersAndDeliversEverything(TestDatabase db) throws Exception {
+    void aVersion1FamilyMidConsumptionMigratesToCursorVersionsAndDeliversEverythingOnce(TestDatabase db) throws Exception {
         String schema = db.freshSchemaName("v1_fence");
         SchemaSteps v1 = new SchemaSteps(SchemaSteps.RELEASED.system(), SchemaSteps.RELEASED.stream().subList(0, 1));
         Sluice old = client(db, schema, v1, true);
         StreamInfo s = old.stream("f").register();
-        old.stream("f", String.class).consumerGroup("g").register();
         for (int i = 0; i < 5; i++) {
             old.stream("f", String.class).producer().produce("m" + i);
         }
-        // A pending observation under the old rule (one xid whose elders had to end).
-        db.execute("UPDATE \"" + schema + "\".consumer_group_cursor_" + s.id()
-                + " SET pending_head = 5, pending_xid = pg_current_xact_id()");
         old.close();
+        // A group as version 1 left it mid-consumption (written by hand: today's registration writes today's
+        // shape): id 1 committed, range 2..3 claimed by a consumer that died (its lease expired), and a pending
+        // observation of head 5 under the old rule (one xid whose elders had to end).
+        String q = "\"" + schema + "\"";
+        db.execute("INSERT INTO " + q + ".consumer_group_config (stream_id, name, config) VALUES (" + s.id() + ", 'g', '{}')");
+        db.execute("INSERT INTO " + q + ".consumer_group_cursor_" + s.id() + " (consumer_group_id, claimed, committed,"
+                + " settled_head, pending_head, pending_xid) SELECT id, 3, 1, 3, 5, pg_current_xact_id() FROM " + q
+                + ".consumer_group_config WHERE name = 'g'");
+        db.execute("INSERT INTO " + q + ".claim_lease_" + s.id() + " (consumer_group_id, low, high, owner_token, expires_at)"
+                + " SELECT id, 2, 3, gen_random_uuid(), now() - interval '1 second' FROM " + q + ".consumer_group_config"
+                + " WHERE name = 'g'");
 
         assertCode(ErrorCode.DATABASE_OLDER, () -> client(db, schema, SchemaSteps.RELEASED, false).stream("f").register());
         try (Sluice released = client(db, schema, SchemaSteps.RELEASED, true)) {
-            assertThat(released.stream("f").register().familyVersion()).isEqualTo(2);
+            assertThat(released.stream("f").register().familyVersion()).isEqualTo(SchemaSteps.RELEASED.codeVersion(Scope.STREAM));
             PgCatalog cat = new PgCatalog(db, schema);
-            assertThat(cat.columns("consumer_group_cursor_" + s.id())).containsEntry("pending_xids", "xid8[]")
+            String cursor = "consumer_group_cursor_" + s.id();
+            assertThat(cat.columns(cursor)).containsEntry("pending_xids", "xid8[]").containsEntry("seq", "bigint not null")
                     .doesNotContainKey("pending_xid");
-            java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
-            try (Consumption c = released.stream("f", String.class).consumerGroup("g").consume(m -> {
+            assertThat(cat.constraints(cursor, 'p')).containsExactly("PRIMARY KEY (consumer_group_id, seq)");
+            assertThat(cat.indexes("claim_lease_" + s.id())).noneSatisfy(ix -> assertThat(ix).contains("expires_at"));
+            ConsumerGroup<String> g = released.stream("f", String.class).consumerGroup("g");
+            assertThat(g.get()).hasValueSatisfying(i -> assertThat(i.committed()).isEqualTo(1));
+            java.util.List<String> seen = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            try (Consumption c = g.consume(m -> {
                 seen.add(m.payload());
                 return Outcome.success();
             }, ConsumeOptions.defaults().withPollInterval(java.time.Duration.ofMillis(50)))) {
                 org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
-                        .until(() -> seen.size() == 5);
+                        .until(() -> g.get().orElseThrow().committed() == 5);
             }
-            assertThat(seen).containsExactlyInAnyOrder("m0", "m1", "m2", "m3", "m4");
+            // The dead consumer's range is taken over; the rest is claimed once the old pending observation is gone.
+            assertThat(seen).containsExactlyInAnyOrder("m1", "m2", "m3", "m4");
         }
     }
 

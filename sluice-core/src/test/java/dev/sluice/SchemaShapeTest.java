@@ -136,16 +136,21 @@ class SchemaShapeTest {
     }
 
     @Test
-    void cursorIsUniquePerGroupWithFenceColumnsAndTheOnlyFks() {
+    void cursorIsVersionedPerGroupWithFenceColumnsAndTheOnlyFks() {
         String cursor = "consumer_group_cursor_" + id;
-        assertThat(cat.constraints(cursor, 'u')).containsExactly("UNIQUE (consumer_group_id)");
-        assertThat(cat.columns(cursor)).containsEntry("claimed", "bigint not null")
+        assertThat(cat.constraints(cursor, 'p')).containsExactly("PRIMARY KEY (consumer_group_id, seq)");
+        assertThat(cat.constraints(cursor, 'u')).isEmpty();
+        assertThat(cat.columns(cursor)).containsEntry("seq", "bigint not null")
+                .containsEntry("claimed", "bigint not null")
                 .containsEntry("committed", "bigint not null")
                 .containsEntry("settled_head", "bigint not null")
                 .containsEntry("pending_head", "bigint")
                 .containsEntry("pending_xids", "xid8[]");
+        // No foreign key: its check would lock the group's control-plane row on every claim.
+        assertThat(cat.constraints(cursor, 'f')).isEmpty();
+        // Lease lookups scan (group, low) upward from committed; no index leads them through completed leases.
+        assertThat(cat.indexes("claim_lease_" + id)).noneSatisfy(ix -> assertThat(ix).contains("expires_at"));
         String groupFk = "FOREIGN KEY (consumer_group_id) REFERENCES " + s + ".consumer_group_config(id) ON DELETE CASCADE";
-        assertThat(cat.constraints(cursor, 'f')).containsExactly(groupFk);
         assertThat(cat.constraints("binding_config_" + id, 'f')).containsExactly(groupFk);
         assertThat(cat.constraints("binding_config_log_" + id, 'f')).containsExactly(groupFk);
         for (String unconstrained : List.of("message_log", "idempotency_key", "compaction_head", "exception_queue",

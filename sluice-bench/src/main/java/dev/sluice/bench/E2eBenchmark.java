@@ -608,7 +608,8 @@ public final class E2eBenchmark {
             try {
                 long groupId = groups.get(g).get().orElseThrow().id();
                 b.append("; cursor ").append(rows(admin, "SELECT claimed, committed, settled_head, pending_head, pending_xids"
-                        + " FROM " + q + ".consumer_group_cursor_" + streamId + " WHERE consumer_group_id = " + groupId));
+                        + " FROM " + q + ".consumer_group_cursor_" + streamId + " WHERE consumer_group_id = " + groupId
+                        + " ORDER BY seq DESC LIMIT 1"));
                 long low = ids.get(0);
                 b.append("; leases ").append(rows(admin, "SELECT low, high, expires_at > now() AS live, reclaims, released,"
                         + " cardinality(resolved) FROM " + q + ".claim_lease_" + streamId + " WHERE consumer_group_id = "

@@ -95,7 +95,8 @@ public final class LossProbe {
                                     + (missing.get(rs.getInt(1)) ? "  MISSING" : ""));
                         }
                     }
-                    try (ResultSet rs = s.executeQuery("SELECT claimed, committed, settled_head FROM probe.consumer_group_cursor_" + sid)) {
+                    try (ResultSet rs = s.executeQuery("SELECT claimed, committed, settled_head FROM probe.consumer_group_cursor_" + sid
+                            + " ORDER BY seq DESC LIMIT 1")) {
                         rs.next();
                         System.out.println("cursor claimed=" + rs.getLong(1) + " committed=" + rs.getLong(2) + " settled=" + rs.getLong(3));
                     }

@@ -13,18 +13,78 @@ final class ClaimSql {
     }
 
     /**
+     * The group's current cursor as a FROM item: its newest version. The cursor is append-only (every change
+     * writes version seq + 1 and deletes the one it replaces), so this backward scan of the primary key finds
+     * the live version first and never walks old ones, however many a held xmin horizon keeps (docs/fence.md).
+     * Parameter: group.
+     */
+    static String cursor(FamilyTables t) {
+        return "(SELECT * FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? ORDER BY seq DESC LIMIT 1)";
+    }
+
+    /**
+     * A scalar subquery: the committed position stored in the group's cursor. Every live lease of the group
+     * lies above it (a claim stores committed = just below its lowest live lease; new leases start above
+     * claimed), so lease lookups scan {@code (group, low)} from there and never walk the leases completed
+     * before it. Parameter: group.
+     */
+    static String committedFloor(FamilyTables t) {
+        return "(SELECT committed FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? ORDER BY seq DESC LIMIT 1)";
+    }
+
+    /**
+     * An expression over the cursor {@code c}: committed as of now — just below the lowest live lease, or
+     * claimed when none is open. Completions write nothing to the cursor (they delete their lease), so
+     * readers derive it; it is exact for the reader's snapshot.
+     */
+    static String committedNow(FamilyTables t, String c) {
+        return "coalesce((SELECT min(l.low) - 1 FROM " + t.claimLease() + " l WHERE l.consumer_group_id = " + c
+                + ".consumer_group_id AND l.low > " + c + ".committed), " + c + ".claimed)";
+    }
+
+    /** The advisory key text that serialises the group's cursor writers (claims and rewinds) for a transaction. */
+    static String cursorLockKey(FamilyTables t, long groupId) {
+        return "sluice.cursor:" + t.quotedSchema() + ":" + groupId;
+    }
+
+    /** Takes the group's cursor lock for the rest of the transaction. Parameter: {@link #cursorLockKey}. */
+    static final String LOCK_CURSOR = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))";
+
+    /**
      * Read-only probe of an idle group: allocates no transaction id. Returns the cursor, the stream's
      * head and the next due times (expired ranges, due exception rows, expired row leases).
+     * Parameter: group.
      */
     static String probe(FamilyTables t) {
         return "SELECT c.claimed, c.settled_head, c.pending_xids IS NOT NULL,  " + head(t) + ","
-                + " (SELECT min(expires_at) FROM " + t.claimLease() + " WHERE consumer_group_id = c.consumer_group_id),"
+                + " (SELECT min(expires_at) FROM " + t.claimLease() + " WHERE consumer_group_id = c.consumer_group_id"
+                + "   AND low > c.committed),"
                 + " (SELECT min(can_run_after) FROM " + t.exceptionQueue()
                 + "   WHERE consumer_group_id = c.consumer_group_id AND status IN ('ready', 'deferred')),"
                 + " (SELECT min(lease_expires_at) FROM " + t.exceptionQueue()
                 + "   WHERE consumer_group_id = c.consumer_group_id AND status = 'inflight'),"
-                + " now(), c.committed"
-                + " FROM " + t.consumerGroupCursor() + " c WHERE c.consumer_group_id = ?";
+                + " now()"
+                + " FROM " + cursor(t) + " c";
+    }
+
+    /** The first version of a new group's cursor. Parameters: group, start position (claimed = committed = settled). */
+    static String startCursor(FamilyTables t) {
+        return "INSERT INTO " + t.consumerGroupCursor() + " (consumer_group_id, seq, claimed, committed, settled_head)"
+                + " VALUES (?, 1, ?, ?, ?)";
+    }
+
+    /**
+     * Rewinds the cursor under its lock: writes the next version with claimed = committed = the position and
+     * deletes the current one; the pending observation is kept, and settled_head never moves back (everything
+     * below the old settled head is resolved). Parameters: group, position, position, position.
+     */
+    static String rewindCursor(FamilyTables t) {
+        return "WITH cur AS MATERIALIZED " + cursor(t) + ","
+                + " ver AS (INSERT INTO " + t.consumerGroupCursor()
+                + "   (consumer_group_id, seq, claimed, committed, settled_head, pending_head, pending_xids)"
+                + "   SELECT consumer_group_id, seq + 1, ?, ?, greatest(settled_head, ?), pending_head, pending_xids FROM cur)"
+                + " DELETE FROM " + t.consumerGroupCursor()
+                + " WHERE consumer_group_id = (SELECT consumer_group_id FROM cur) AND seq = (SELECT seq FROM cur)";
     }
 
     /** The columns of a fetched message, in the order {@code GroupConsumer.fetched} reads them. */
@@ -59,8 +119,14 @@ final class ClaimSql {
      * range's payloads past the byte budget, so one claim's fetch stays within it; the next claim continues
      * right after (nothing skipped, nothing delivered twice).
      *
-     * <p>Parameters: group, batch, byte budget, group, owner token, lease seconds, group. Statement 2 returns one row
-     * per message of the new range (one row with null message columns when nothing was claimed): old
+     * <p>Claims serialise on the group's cursor lock ({@link #cursorLockKey}), taken in statement 1 so that
+     * statement 2's snapshot sees the cursor version the previous claim wrote (a row lock taken there would wait
+     * with a snapshot from before that commit; one taken in statement 1 would allocate the xid before the head
+     * is read, which the fence's proof forbids). Statement 2 reads the newest cursor version, derives committed
+     * from the live leases, and — unless nothing changed — writes the next version and deletes the current one.
+     *
+     * <p>Parameters: cursor lock key, group, batch, byte budget, owner token, lease seconds. Statement 2 returns one
+     * row per message of the new range (one row with null message columns when nothing was claimed): old
      * claimed, new claimed, pending, lease id, observed head, bindings (json), head, then
      * {@link #FETCH_COLUMNS}.
      */
@@ -68,13 +134,16 @@ final class ClaimSql {
         return "WITH " + SnapshotFence.observationCtes(t)
                 + " SELECT set_config('sluice.observed_head', o.head::text, true),"
                 + " set_config('synchronous_commit', 'off', true),"
-                + " set_config('sluice.fence_holders', " + SnapshotFence.HOLDERS + "::text, true) FROM o;\n"
+                + " set_config('sluice.fence_holders', " + SnapshotFence.HOLDERS + "::text, true),"
+                + " pg_advisory_xact_lock(hashtextextended(?, 0)) FROM o;\n"
                 + "WITH obs AS (SELECT current_setting('sluice.observed_head')::bigint AS head,"
                 + "   current_setting('sluice.fence_holders')::xid8[] AS holders),"
                 + " snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),"
-                + " cur AS (SELECT * FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ? FOR UPDATE),"
-                + " n AS (SELECT cur.consumer_group_id, cur.claimed, cur.pending_head, cur.pending_xids, obs.head AS observed,"
-                + "   obs.holders, (cur.pending_xids IS NOT NULL AND " + SnapshotFence.ended("cur.pending_xids", "snap.s") + ") AS promoted,"
+                + " cur AS MATERIALIZED " + cursor(t) + ","
+                + " n AS (SELECT cur.consumer_group_id, cur.seq, cur.claimed, cur.committed AS stored_committed,"
+                + "   " + committedNow(t, "cur") + " AS committed, cur.pending_head, cur.pending_xids,"
+                + "   obs.head AS observed, obs.holders,"
+                + "   (cur.pending_xids IS NOT NULL AND " + SnapshotFence.ended("cur.pending_xids", "snap.s") + ") AS promoted,"
                 + "   cur.settled_head FROM cur, snap, obs),"
                 + " p AS (SELECT n.*, (n.promoted OR n.pending_xids IS NULL) AS free,"
                 + "   CASE WHEN n.promoted THEN greatest(n.settled_head, n.pending_head) ELSE n.settled_head END AS settled0 FROM n),"
@@ -86,41 +155,58 @@ final class ClaimSql {
                 + "   row_number() OVER (ORDER BY l.id) AS n FROM r JOIN " + t.messageLog() + " l"
                 + "   ON l.id BETWEEN r.claimed + 1 AND r.high),"
                 + " cut AS (SELECT min(id) - 1 AS high FROM sized WHERE upto > ? AND n > 1),"
-                + " upd AS (UPDATE " + t.consumerGroupCursor() + " c SET"
-                + "   settled_head = m.settled,"
-                + "   claimed = coalesce((SELECT high FROM cut), m.high),"
-                + "   pending_head = CASE WHEN m.holders = '{}' THEN NULL WHEN m.free AND m.observed > m.settled THEN m.observed"
-                + "     WHEN m.free THEN NULL ELSE m.pending_head END,"
-                + "   pending_xids = CASE WHEN m.holders = '{}' THEN NULL WHEN m.free AND m.observed > m.settled THEN m.holders"
-                + "     WHEN m.free THEN NULL ELSE m.pending_xids END,"
-                + "   updated_at = now()"
-                + " FROM r m WHERE c.consumer_group_id = m.consumer_group_id"
-                + " RETURNING m.claimed AS old_claimed, c.claimed AS new_claimed, c.pending_xids IS NOT NULL AS pending, m.observed),"
+                + " nxt AS (SELECT r.*, coalesce((SELECT high FROM cut), r.high) AS new_claimed,"
+                + "   CASE WHEN r.holders = '{}' THEN NULL WHEN r.free AND r.observed > r.settled THEN r.observed"
+                + "     WHEN r.free THEN NULL ELSE r.pending_head END AS new_pending_head,"
+                + "   CASE WHEN r.holders = '{}' THEN NULL WHEN r.free AND r.observed > r.settled THEN r.holders"
+                + "     WHEN r.free THEN NULL ELSE r.pending_xids END AS new_pending_xids FROM r),"
+                // A claim that changes nothing writes nothing; otherwise the next version replaces the current one.
+                + " chg AS (SELECT * FROM nxt WHERE new_claimed <> claimed OR settled <> settled_head"
+                + "   OR committed <> stored_committed OR new_pending_head IS DISTINCT FROM pending_head"
+                + "   OR new_pending_xids IS DISTINCT FROM pending_xids),"
+                + " ver AS (INSERT INTO " + t.consumerGroupCursor()
+                + "   (consumer_group_id, seq, claimed, committed, settled_head, pending_head, pending_xids)"
+                + "   SELECT consumer_group_id, seq + 1, new_claimed, committed, settled, new_pending_head, new_pending_xids FROM chg),"
+                // Scalar subqueries, not a join: the key must reach the index as its condition (a join lets the
+                // planner walk the whole index, every old version a held xmin keeps included).
+                + " old AS (DELETE FROM " + t.consumerGroupCursor()
+                + "   WHERE consumer_group_id = (SELECT consumer_group_id FROM chg) AND seq = (SELECT seq FROM chg)),"
                 + " ins AS (INSERT INTO " + t.claimLease() + " (consumer_group_id, low, high, owner_token, expires_at)"
-                + "   SELECT ?, old_claimed + 1, new_claimed, ?, now() + make_interval(secs => ?) FROM upd WHERE new_claimed > old_claimed"
-                + "   RETURNING id)"
-                + " SELECT u.old_claimed, u.new_claimed, u.pending, (SELECT id FROM ins), u.observed,"
+                + "   SELECT consumer_group_id, claimed + 1, new_claimed, ?, now() + make_interval(secs => ?) FROM nxt"
+                + "   WHERE new_claimed > claimed RETURNING id)"
+                + " SELECT u.claimed, u.new_claimed, u.new_pending_xids IS NOT NULL, (SELECT id FROM ins), u.observed,"
                 + "   (SELECT json_agg(json_build_array(b.pattern, b.from_message_id, b.until_message_id))"
-                + "     FROM " + t.bindingConfig() + " b WHERE b.consumer_group_id = ?)::text, " + head(t) + ", f.*"
-                + " FROM upd u LEFT JOIN LATERAL (SELECT " + FETCH_COLUMNS
+                + "     FROM " + t.bindingConfig() + " b WHERE b.consumer_group_id = u.consumer_group_id)::text, " + head(t) + ", f.*"
+                + " FROM nxt u LEFT JOIN LATERAL (SELECT " + FETCH_COLUMNS
                 + "   FROM " + t.messageLog() + " m LEFT JOIN " + t.compactionHead() + " h"
                 + "     ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key"
-                + "   WHERE u.new_claimed > u.old_claimed AND m.id BETWEEN u.old_claimed + 1 AND u.new_claimed) f ON true"
+                + "   WHERE u.new_claimed > u.claimed AND m.id BETWEEN u.claimed + 1 AND u.new_claimed) f ON true"
                 + " ORDER BY f.id";
+    }
+
+    /** Binds {@link #claim}'s parameters. */
+    static void bindClaim(java.sql.PreparedStatement ps, FamilyTables t, long group, long batch, long maxBytes, java.util.UUID owner,
+                          double leaseSeconds) throws java.sql.SQLException {
+        ps.setString(1, cursorLockKey(t, group));
+        ps.setLong(2, group);
+        ps.setLong(3, batch);
+        ps.setLong(4, maxBytes);
+        ps.setObject(5, owner);
+        ps.setDouble(6, leaseSeconds);
     }
 
     /** Whether the pending observation has settled (read-only). */
     static String settled(FamilyTables t) {
         return "SELECT c.pending_xids IS NULL OR " + SnapshotFence.ended("c.pending_xids", "pg_current_snapshot()") + " FROM "
-                + t.consumerGroupCursor() + " c WHERE c.consumer_group_id = ?";
+                + cursor(t) + " c";
     }
 
     /** Takes over the lowest expired range; a released range's takeover is not counted as a reclaim. */
     static String reclaimRange(FamilyTables t) {
         return "UPDATE " + t.claimLease() + " SET owner_token = ?, expires_at = now() + make_interval(secs => ?),"
                 + " reclaims = reclaims + CASE WHEN released THEN 0 ELSE 1 END, released = false"
-                + " WHERE id = (SELECT id FROM " + t.claimLease() + " WHERE consumer_group_id = ? AND expires_at <= now()"
-                + "   ORDER BY low LIMIT 1 FOR UPDATE SKIP LOCKED)"
+                + " WHERE id = (SELECT id FROM " + t.claimLease() + " WHERE consumer_group_id = ? AND low > " + committedFloor(t)
+                + "   AND expires_at <= now() ORDER BY low LIMIT 1 FOR UPDATE SKIP LOCKED)"
                 + " RETURNING id, low, high, reclaims, resolved";
     }
 
@@ -240,26 +326,12 @@ final class ClaimSql {
                 + " WHERE consumer_group_id = ?";
     }
 
-    /** Completing a range: only the live holder may (stale holders change nothing). */
+    /**
+     * Completing a range: only the live holder may (stale holders change nothing). Nothing else is written:
+     * committed follows from the leases left ({@link #committedNow}), and the next claim stores it.
+     */
     static String completeRange(FamilyTables t) {
         return "DELETE FROM " + t.claimLease() + " WHERE id = ? AND owner_token = ? AND expires_at > now() RETURNING low";
-    }
-
-    /**
-     * Completing a range that leaves nothing behind (no outcome rows, no log events, no key leases) in one
-     * statement: deletes the lease (live holders only) and moves committed up to just below the lowest
-     * other open range, or to claimed when none is open. Ranges this statement cannot see were claimed
-     * after its snapshot, above the claimed it reads, so committed never passes an open range.
-     * Parameters: lease id, owner token, group, lease id, group, group. Returns one row when the lease
-     * was still held.
-     */
-    static String completeRangeAndAdvance(FamilyTables t) {
-        return "WITH d AS (DELETE FROM " + t.claimLease() + " WHERE id = ? AND owner_token = ? AND expires_at > now() RETURNING low),"
-                + " x AS (SELECT coalesce((SELECT min(low) - 1 FROM " + t.claimLease() + " WHERE consumer_group_id = ? AND id <> ?),"
-                + "   (SELECT claimed FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ?)) AS target),"
-                + " u AS (UPDATE " + t.consumerGroupCursor() + " c SET committed = x.target, updated_at = now() FROM x"
-                + "   WHERE c.consumer_group_id = ? AND c.committed < x.target AND EXISTS (SELECT 1 FROM d))"
-                + " SELECT low FROM d";
     }
 
     /** Releasing a range on a clean stop: taken over at once, resolved ids kept. */
@@ -338,14 +410,6 @@ final class ClaimSql {
                 + "   AS x(id, attempt, status, err)";
     }
 
-    /** Moves committed up to just below the lowest open range (or to claimed when none is open). */
-    static String advanceCommitted(FamilyTables t) {
-        return "UPDATE " + t.consumerGroupCursor() + " c SET committed = x.target, updated_at = now()"
-                + " FROM (SELECT coalesce((SELECT min(low) - 1 FROM " + t.claimLease() + " WHERE consumer_group_id = ?),"
-                + "   (SELECT claimed FROM " + t.consumerGroupCursor() + " WHERE consumer_group_id = ?)) AS target) x"
-                + " WHERE c.consumer_group_id = ? AND c.committed < x.target";
-    }
-
     /**
      * Takes free (or expired) key leases; returns the keys taken. A key this consumer already holds for
      * another range or row is not taken again: one in-flight delivery per key, also within a process.
@@ -406,12 +470,13 @@ final class ClaimSql {
 
     /**
      * Whether a message of key {@code x.key} below {@code x.first_id} is unresolved in a leased range that
-     * also meets {@code which}. Parameters: group, then those of {@code which}.
+     * also meets {@code which}. Parameters: group, group, then those of {@code which}.
      */
     private static String unresolvedInRangeBelow(FamilyTables t, String which) {
         return "EXISTS (SELECT 1 FROM " + t.claimLease() + " l JOIN " + t.messageLog() + " m"
                 + "     ON m.id BETWEEN l.low AND least(l.high, x.first_id - 1)"
-                + "     WHERE l.consumer_group_id = ? AND l.low < x.first_id AND " + which + " AND m.message_key = x.key"
+                + "     WHERE l.consumer_group_id = ? AND l.low > " + committedFloor(t) + " AND l.low < x.first_id AND " + which
+                + "     AND m.message_key = x.key"
                 + "     AND NOT (m.id = ANY(l.resolved)))";
     }
 }

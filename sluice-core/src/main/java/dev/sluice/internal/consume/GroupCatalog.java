@@ -104,8 +104,7 @@ public final class GroupCatalog {
             if (groupId == null) {
                 groupId = insertGroup(c, s.id(), group, doc);
                 long start = startPosition(c, t, config.start(), startHead);
-                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.consumerGroupCursor()
-                        + " (consumer_group_id, claimed, committed, settled_head) VALUES (?, ?, ?, ?)")) {
+                try (PreparedStatement ps = c.prepareStatement(ClaimSql.startCursor(t))) {
                     ps.setLong(1, groupId);
                     ps.setLong(2, start);
                     ps.setLong(3, start);
@@ -286,13 +285,15 @@ public final class GroupCatalog {
         return db.autoCommit("list groups of '" + s.name() + "'", c -> {
             long head = sequenceHead(c, t);
             List<GroupInfo> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT g.id, g.name, g.config::text, g.created_at, c.claimed, c.committed,"
+            try (PreparedStatement ps = c.prepareStatement("SELECT g.id, g.name, g.config::text, g.created_at, c.claimed, "
+                    + ClaimSql.committedNow(t, "c") + ","
                     + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'ready'),"
                     + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'deferred'),"
                     + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'inflight'),"
                     + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'dead'),"
-                    + " (SELECT count(*) FROM " + t.claimLease() + " l WHERE l.consumer_group_id = g.id)"
-                    + " FROM " + q + ".consumer_group_config g JOIN " + t.consumerGroupCursor() + " c ON c.consumer_group_id = g.id"
+                    + " (SELECT count(*) FROM " + t.claimLease() + " l WHERE l.consumer_group_id = g.id AND l.low > c.committed)"
+                    + " FROM " + q + ".consumer_group_config g CROSS JOIN LATERAL (SELECT * FROM " + t.consumerGroupCursor()
+                    + "   WHERE consumer_group_id = g.id ORDER BY seq DESC LIMIT 1) c"
                     + " WHERE g.stream_id = ? AND (?::text IS NULL OR g.name = ?) ORDER BY g.name")) {
                 ps.setLong(1, s.id());
                 ps.setString(2, only);
@@ -444,10 +445,9 @@ public final class GroupCatalog {
                     }
                 }
             }
-            try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM " + g.tables().consumerGroupCursor()
-                    + " WHERE consumer_group_id = ? FOR UPDATE")) {
-                ps.setLong(1, g.groupId());
-                ps.executeQuery().close();
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.LOCK_CURSOR)) {
+                ps.setString(1, ClaimSql.cursorLockKey(g.tables(), g.groupId()));
+                ps.execute();
             }
             try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + g.tables().claimLease() + " WHERE consumer_group_id = ?")) {
                 ps.setLong(1, g.groupId());
@@ -464,13 +464,11 @@ public final class GroupCatalog {
                 ps.executeUpdate();
             }
             // settled_head may only move back with claimed: everything below the old settled head is resolved.
-            try (PreparedStatement ps = c.prepareStatement("UPDATE " + g.tables().consumerGroupCursor()
-                    + " SET claimed = ?, committed = ?, settled_head = GREATEST(settled_head, ?), updated_at = now()"
-                    + " WHERE consumer_group_id = ?")) {
-                ps.setLong(1, position);
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.rewindCursor(g.tables()))) {
+                ps.setLong(1, g.groupId());
                 ps.setLong(2, position);
                 ps.setLong(3, position);
-                ps.setLong(4, g.groupId());
+                ps.setLong(4, position);
                 ps.executeUpdate();
             }
             return null;

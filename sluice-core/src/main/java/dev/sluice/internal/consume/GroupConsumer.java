@@ -257,7 +257,7 @@ public final class GroupConsumer<T> implements Consumption {
     }
 
     private record Probe(long claimed, long settledHead, boolean pending, long head, Instant nextLease, Instant nextDue,
-                         Instant nextRowExpiry, Instant now, long committed) {
+                         Instant nextRowExpiry, Instant now) {
     }
 
     /** One poll; returns how long to wait before the next one (0: poll again at once). */
@@ -299,7 +299,7 @@ public final class GroupConsumer<T> implements Consumption {
                                 "group '" + g.groupName() + "' has no cursor (destroyed?)");
                     }
                     return new Probe(rs.getLong(1), rs.getLong(2), rs.getBoolean(3), rs.getLong(4), instant(rs.getTimestamp(5)),
-                            instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7)), rs.getTimestamp(8).toInstant(), rs.getLong(9));
+                            instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7)), rs.getTimestamp(8).toInstant());
                 }
             }
         });
@@ -325,9 +325,6 @@ public final class GroupConsumer<T> implements Consumption {
             if (r.pending()) {
                 return awaitSettled() ? 0 : TimeUnit.MILLISECONDS.toNanos(Math.min(100, o.pollInterval().toMillis()));
             }
-        }
-        if (p.committed() < p.claimed() && p.nextLease() == null) {
-            advanceCommitted();
         }
         Duration idle = session != null && o.wakeups() && session.healthy() ? o.idleCheck() : o.pollInterval();
         long wait = idle.toNanos();
@@ -362,13 +359,7 @@ public final class GroupConsumer<T> implements Consumption {
     private FreshClaim claimFresh() {
         ClaimResult r = db.autoCommitReplayable("claim a range", c -> {
             try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
-                ps.setLong(1, g.groupId());
-                ps.setLong(2, o.batchSize());
-                ps.setLong(3, o.maxBytes());
-                ps.setLong(4, g.groupId());
-                ps.setObject(5, token);
-                ps.setDouble(6, leaseSeconds);
-                ps.setLong(7, g.groupId());
+                ClaimSql.bindClaim(ps, t, g.groupId(), o.batchSize(), o.maxBytes(), token, leaseSeconds);
                 ps.execute(); // statement 1: the observation
                 if (!ps.getMoreResults()) {
                     throw new SQLException("the claim returned no second result");
@@ -461,6 +452,7 @@ public final class GroupConsumer<T> implements Consumption {
                 ps.setObject(1, token);
                 ps.setDouble(2, leaseSeconds);
                 ps.setLong(3, g.groupId());
+                ps.setLong(4, g.groupId());
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) {
                         return null;
@@ -656,7 +648,8 @@ public final class GroupConsumer<T> implements Consumption {
             ps.setArray(2, c.createArrayOf("int8", firsts));
             ps.setLong(3, g.groupId());
             ps.setLong(4, g.groupId());
-            ps.setLong(5, ownLease);
+            ps.setLong(5, g.groupId());
+            ps.setLong(6, ownLease);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     blocked.add(rs.getString(1));
@@ -675,6 +668,7 @@ public final class GroupConsumer<T> implements Consumption {
             ps.setArray(2, c.createArrayOf("int8", firsts));
             ps.setLong(3, g.groupId());
             ps.setLong(4, g.groupId());
+            ps.setLong(5, g.groupId());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     waiting.add(rs.getString(1));
@@ -844,7 +838,6 @@ public final class GroupConsumer<T> implements Consumption {
                 if (!wake.isEmpty()) {
                     wakeDeferred(c, wake);
                 }
-                advanceCommitted(c);
                 return true;
             });
             if (!ok) {
@@ -856,18 +849,17 @@ public final class GroupConsumer<T> implements Consumption {
         }
     }
 
-    /** A range that leaves nothing behind: lease deleted and cursor advanced by one statement. */
+    /**
+     * A range that leaves nothing behind: one statement deletes its lease, which is all that completing it
+     * writes (committed follows from the leases left: {@link ClaimSql#committedNow}).
+     */
     private boolean completeQuietRange(RangeWork w) {
         // Replayable: a replay after an unseen commit finds its lease gone and reports the range lost,
-        // which changes nothing (its messages were handled and the cursor is past them).
+        // which changes nothing (its messages were handled and committed is past them).
         return db.autoCommitReplayable("complete a range", c -> {
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.completeRangeAndAdvance(t))) {
+            try (PreparedStatement ps = c.prepareStatement(ClaimSql.completeRange(t))) {
                 ps.setLong(1, w.leaseId);
                 ps.setObject(2, token);
-                ps.setLong(3, g.groupId());
-                ps.setLong(4, w.leaseId);
-                ps.setLong(5, g.groupId());
-                ps.setLong(6, g.groupId());
                 try (ResultSet rs = ps.executeQuery()) {
                     return rs.next();
                 }
@@ -944,22 +936,6 @@ public final class GroupConsumer<T> implements Consumption {
                 ps.execute();
             }
         }
-    }
-
-    private void advanceCommitted(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.advanceCommitted(t))) {
-            ps.setLong(1, g.groupId());
-            ps.setLong(2, g.groupId());
-            ps.setLong(3, g.groupId());
-            ps.executeUpdate();
-        }
-    }
-
-    private void advanceCommitted() {
-        db.transaction("advance the cursor", c -> {
-            advanceCommitted(c);
-            return null;
-        });
     }
 
     // ------------------------------------------------------------------ exception rows

@@ -88,6 +88,7 @@ class RowClaimTest {
                     ps.setArray(2, c.createArrayOf("int8", new Long[] {50L, 50L, 50L, 50L, 50L, 50L, 50L, 50L}));
                     ps.setLong(3, gid);
                     ps.setLong(4, gid);
+                    ps.setLong(5, gid);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             waiting.add(rs.getString(1));
@@ -116,13 +117,7 @@ class RowClaimTest {
                 c.setAutoCommit(true);
                 long leaseId;
                 try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
-                    ps.setLong(1, gid);
-                    ps.setLong(2, 10);
-                    ps.setLong(3, dev.sluice.ReadOptions.DEFAULT_MAX_BYTES);
-                    ps.setLong(4, gid);
-                    ps.setObject(5, UUID.randomUUID());
-                    ps.setDouble(6, 30);
-                    ps.setLong(7, gid);
+                    ClaimSql.bindClaim(ps, t, gid, 10, dev.sluice.ReadOptions.DEFAULT_MAX_BYTES, UUID.randomUUID(), 30);
                     ps.execute();
                     assertThat(ps.getMoreResults()).isTrue();
                     try (ResultSet rs = ps.getResultSet()) {
