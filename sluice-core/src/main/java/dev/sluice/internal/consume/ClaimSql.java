@@ -340,11 +340,16 @@ final class ClaimSql {
                 + " WHERE id = ? AND owner_token = ? AND expires_at > now()";
     }
 
+    /**
+     * Renews ranges with their resolved ids. Parameters: lease seconds, ids, resolved ids (as array texts), the
+     * same ids again, owner. The second list of ids is the index condition: a bare join with the unnested list
+     * lets the planner scan the whole table, and with it every lease a held xmin keeps.
+     */
     static String renewRanges(FamilyTables t) {
         return "UPDATE " + t.claimLease() + " l SET expires_at = now() + make_interval(secs => ?), resolved = r.resolved"
                 + " FROM (SELECT * FROM unnest(?::bigint[], ?::text[]) AS x(id, resolved_text)) x,"
                 + "   LATERAL (SELECT x.resolved_text::bigint[] AS resolved) r"
-                + " WHERE l.id = x.id AND l.owner_token = ? AND l.expires_at > now() RETURNING l.id";
+                + " WHERE l.id = ANY(?::bigint[]) AND l.id = x.id AND l.owner_token = ? AND l.expires_at > now() RETURNING l.id";
     }
 
     static String renewRows(FamilyTables t) {

@@ -1289,10 +1289,12 @@ public final class GroupConsumer<T> implements Consumption {
                 if (!open.isEmpty()) {
                     Set<Long> renewed = new HashSet<>();
                     try (PreparedStatement ps = c.prepareStatement(ClaimSql.renewRanges(t))) {
+                        java.sql.Array ids = c.createArrayOf("int8", open.stream().map(w -> w.leaseId).toArray());
                         ps.setDouble(1, leaseSeconds);
-                        ps.setArray(2, c.createArrayOf("int8", open.stream().map(w -> w.leaseId).toArray()));
+                        ps.setArray(2, ids);
                         ps.setArray(3, c.createArrayOf("text", open.stream().map(w -> arrayText(w.resolved)).toArray()));
-                        ps.setObject(4, token);
+                        ps.setArray(4, ids);
+                        ps.setObject(5, token);
                         try (ResultSet rs = ps.executeQuery()) {
                             while (rs.next()) {
                                 renewed.add(rs.getLong(1));
