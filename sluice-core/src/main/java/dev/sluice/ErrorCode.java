@@ -190,6 +190,12 @@ public enum ErrorCode {
                     + "extends the partitions. Nothing was written; a caller's transaction is rolled back.",
             "Have a user with DDL rights run 'sluice stream extend-partitions NAME --ahead N' (or "
                     + "stream(name).extendPartitions(n), or register the stream again), then retry; see docs/security.md."),
+    CLIENT_CLOSED(118, Category.CONFLICT, false,
+            "The Sluice client is closed.",
+            "Something that runs in the background (a producer, a consumption, a queue worker, a leadership, a schedule "
+                    + "runner) was started after its client was closed. Nothing was started: what the call had begun is "
+                    + "stopped again.",
+            "Start work before closing the client, or build a new client."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,

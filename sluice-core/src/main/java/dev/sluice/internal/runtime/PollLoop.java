@@ -1,0 +1,147 @@
+package dev.sluice.internal.runtime;
+
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The poll/park loop of a consumer or worker, run as tasks on a shared scheduler instead of a thread of its
+ * own: each run polls once and says how long to wait; the next run is scheduled after that wait, or at once
+ * when {@link #wake()} is called (a notification, a finished handler). Idle loops cost a scheduled task each,
+ * not a thread, so threads do not grow with the number of groups or queues.
+ *
+ * <p>Guarantees: runs of one loop never overlap; a wake during a run makes the next run start right after it
+ * (never lost); a wake during a wait starts the next run at once; a failing poll is retried after a backoff
+ * that doubles from 100 ms up to what {@code maxBackoffMillis} allows for the failure; {@link #close()}
+ * blocks until a run in progress has ended (unless called from that run) and no run starts after it.
+ */
+public final class PollLoop implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PollLoop.class);
+    private static final long FIRST_BACKOFF_MILLIS = 100;
+
+    /** One poll: returns how long to wait before the next, in nanoseconds (0: poll again at once). */
+    @FunctionalInterface
+    public interface Poll {
+        long pollOnce() throws Exception;
+    }
+
+    private final String name;
+    private final ScheduledExecutorService scheduler;
+    private final Poll poll;
+    private final ToLongFunction<Exception> maxBackoffMillis;
+
+    private ScheduledFuture<?> next;
+    private Thread runner;
+    private boolean wakeRequested;
+    private boolean started;
+    private boolean closed;
+    private long backoffMillis = FIRST_BACKOFF_MILLIS;
+
+    /**
+     * @param name             for logs ("consumer orders/billing")
+     * @param maxBackoffMillis the longest backoff after a given failure (for example shorter for a lost connection)
+     */
+    public PollLoop(String name, ScheduledExecutorService scheduler, Poll poll, ToLongFunction<Exception> maxBackoffMillis) {
+        this.name = name;
+        this.scheduler = scheduler;
+        this.poll = poll;
+        this.maxBackoffMillis = maxBackoffMillis;
+    }
+
+    /** Schedules the first run now; idempotent. */
+    public synchronized void start() {
+        if (started || closed) {
+            return;
+        }
+        started = true;
+        next = scheduler.schedule(this::run, 0, TimeUnit.NANOSECONDS);
+    }
+
+    /** Makes the next run start now (or right after the run in progress). */
+    public synchronized void wake() {
+        if (!started || closed) {
+            return;
+        }
+        if (runner != null) {
+            wakeRequested = true;
+        } else if (next != null && next.getDelay(TimeUnit.NANOSECONDS) > 0 && next.cancel(false)) {
+            next = scheduler.schedule(this::run, 0, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void run() {
+        synchronized (this) {
+            if (closed || runner != null) {
+                return;
+            }
+            runner = Thread.currentThread();
+            wakeRequested = false;
+            next = null;
+        }
+        long waitNanos;
+        try {
+            waitNanos = Math.max(0, poll.pollOnce());
+            backoffMillis = FIRST_BACKOFF_MILLIS;
+        } catch (Exception e) {
+            log.warn("{}: poll failed, retrying in {} ms: {}", name, backoffMillis, e.toString());
+            waitNanos = TimeUnit.MILLISECONDS.toNanos(backoffMillis);
+            backoffMillis = Math.max(FIRST_BACKOFF_MILLIS, Math.min(maxBackoffMillis.applyAsLong(e), backoffMillis * 2));
+        } catch (Error e) {
+            synchronized (this) {
+                runner = null;
+                notifyAll();
+            }
+            throw e;
+        }
+        synchronized (this) {
+            runner = null;
+            if (closed) {
+                notifyAll();
+                return;
+            }
+            if (wakeRequested) {
+                waitNanos = 0;
+            }
+            try {
+                next = scheduler.schedule(this::run, waitNanos, TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                log.debug("{}: scheduler shut down, loop ends", name);
+            }
+        }
+    }
+
+    /** Whether the loop was started and not closed. */
+    public synchronized boolean running() {
+        return started && !closed;
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+            if (next != null) {
+                next.cancel(false);
+                next = null;
+            }
+            boolean interrupted = false;
+            while (runner != null && runner != Thread.currentThread()) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+}
