@@ -7,6 +7,7 @@ import dev.sluice.StreamConfig;
 import dev.sluice.StreamInfo;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.jdbc.Identifiers;
+import dev.sluice.internal.jdbc.Sql;
 import dev.sluice.internal.jdbc.SqlErrors;
 import dev.sluice.internal.maint.Partitions;
 import dev.sluice.internal.schema.FamilyTables;
@@ -16,7 +17,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -31,6 +31,7 @@ public final class StreamCatalog {
     private final String q;
     private final Migrator migrator;
     private final String clientId;
+    private final StreamSql sql;
 
     /** A catalog of the streams in {@code schema}. */
     public StreamCatalog(Db db, String schema, Migrator migrator, String clientId) {
@@ -39,6 +40,7 @@ public final class StreamCatalog {
         this.q = Identifiers.quote(schema);
         this.migrator = migrator;
         this.clientId = clientId;
+        this.sql = new StreamSql(q);
     }
 
     /** Creates the stream (and the control plane if missing) or replaces its mutable config. */
@@ -135,18 +137,10 @@ public final class StreamCatalog {
     /** Every stream of the schema, by name. */
     public List<StreamInfo> list() {
         return db.autoCommit("list streams", c -> {
-            List<StreamInfo> out = new ArrayList<>();
             if (!systemReadable(c)) {
-                return out;
+                return List.<StreamInfo>of();
             }
-            try (PreparedStatement ps = c.prepareStatement("SELECT " + StreamRows.selectColumns(q)
-                    + " FROM " + q + ".stream_config s ORDER BY s.name");
-                 ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(StreamRows.info(rs));
-                }
-            }
-            return out;
+            return Sql.list(c, sql.list, StreamRows::info);
         });
     }
 
@@ -165,11 +159,8 @@ public final class StreamCatalog {
                 throw new SluiceException(ErrorCode.STREAM_NAME_TAKEN, "cannot rename '" + from + "' to '" + to
                         + "': another stream has that name");
             }
-            try (PreparedStatement ps = c.prepareStatement("UPDATE " + q
-                    + ".stream_config SET name = ?, updated_at = now() WHERE id = ?")) {
-                ps.setString(1, to);
-                ps.setLong(2, current.id());
-                ps.executeUpdate();
+            try {
+                Sql.update(c, sql.rename, to, current.id());
             } catch (SQLException e) {
                 if (SqlErrors.UNIQUE_VIOLATION.equals(e.getSQLState())) {
                     throw new SluiceException(ErrorCode.STREAM_NAME_TAKEN, "cannot rename '" + from + "' to '" + to
@@ -206,10 +197,7 @@ public final class StreamCatalog {
                 s.execute(drop.toString());
                 s.execute("DROP SEQUENCE IF EXISTS " + family.messageLogSequence());
             }
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + q + ".stream_config WHERE id = ?")) {
-                ps.setLong(1, current.id());
-                ps.executeUpdate();
-            }
+            Sql.update(c, sql.delete, current.id());
             return null;
         });
     }
@@ -237,21 +225,11 @@ public final class StreamCatalog {
     }
 
     private Optional<StreamInfo> select(Connection c, String name, boolean forUpdate) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + StreamRows.selectColumns(q) + " FROM " + q
-                + ".stream_config s WHERE s.name = ?" + (forUpdate ? " FOR UPDATE OF s" : ""))) {
-            ps.setString(1, name);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(StreamRows.info(rs)) : Optional.empty();
-            }
-        }
+        return Sql.first(c, forUpdate ? sql.byNameForUpdate : sql.byName, StreamRows::info, name);
     }
 
     private long insert(Connection c, String name, StreamConfig config) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q + ".stream_config (system_id, name,"
-                + " partition_size, retention_ttl_ns, allow_drop_past_committed, idempotency_key_ttl_ns,"
-                + " empty_compaction_head_ttl_ns, delivery_log_mode, max_payload_bytes, config)"
-                + " SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb FROM " + q + ".system_config WHERE name = 'default'"
-                + " RETURNING id")) {
+        try (PreparedStatement ps = c.prepareStatement(sql.insert)) {
             ps.setString(1, name);
             StreamRows.bindConfig(ps, 2, config);
             try (ResultSet rs = ps.executeQuery()) {
@@ -262,10 +240,7 @@ public final class StreamCatalog {
     }
 
     private void update(Connection c, long id, StreamConfig config) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + q + ".stream_config SET partition_size = ?,"
-                + " retention_ttl_ns = ?, allow_drop_past_committed = ?, idempotency_key_ttl_ns = ?,"
-                + " empty_compaction_head_ttl_ns = ?, delivery_log_mode = ?, max_payload_bytes = ?, config = ?::jsonb,"
-                + " updated_at = now() WHERE id = ?")) {
+        try (PreparedStatement ps = c.prepareStatement(sql.update)) {
             int next = StreamRows.bindConfig(ps, 1, config);
             ps.setLong(next, id);
             ps.executeUpdate();
@@ -273,15 +248,7 @@ public final class StreamCatalog {
     }
 
     private void log(Connection c, long id, String name, String action, StreamConfig config) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q + ".stream_config_log"
-                + " (stream_id, name, action, config, declared_by) VALUES (?, ?, ?, ?::jsonb, ?)")) {
-            ps.setLong(1, id);
-            ps.setString(2, name);
-            ps.setString(3, action);
-            ps.setString(4, StreamRows.json(config));
-            ps.setString(5, clientId);
-            ps.executeUpdate();
-        }
+        Sql.update(c, sql.log, id, name, action, StreamRows.json(config), clientId);
     }
 
     private static SluiceException notFound(String name) {

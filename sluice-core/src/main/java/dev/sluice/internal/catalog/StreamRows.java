@@ -16,13 +16,6 @@ import java.util.Map;
 final class StreamRows {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** The columns {@link #info} reads, plus the family version as a subquery on the ledger. */
-    static String selectColumns(String q) {
-        return "s.id, s.name, s.partition_size, s.retention_ttl_ns, s.allow_drop_past_committed, s.idempotency_key_ttl_ns,"
-                + " s.empty_compaction_head_ttl_ns, s.delivery_log_mode, s.max_payload_bytes, s.created_at, s.updated_at,"
-                + " (SELECT coalesce(max(m.version), 0) FROM " + q + ".migration_log m WHERE m.stream_id = s.id) AS family_version";
-    }
-
     private StreamRows() {
     }
 
