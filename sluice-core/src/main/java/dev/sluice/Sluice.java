@@ -37,9 +37,10 @@ public final class Sluice implements AutoCloseable {
     private final Db db;
     private final dev.sluice.internal.consume.GroupCatalog groupCatalog;
     private volatile dev.sluice.internal.notify.ClientSession session;
-    private final java.util.Set<AutoCloseable> resources = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final dev.sluice.internal.runtime.Tracker tracker = new dev.sluice.internal.runtime.Tracker();
+    private final java.util.Map<AutoCloseable, dev.sluice.internal.runtime.Tracker.Registration> registrations =
+            new java.util.concurrent.ConcurrentHashMap<>();
     private volatile java.util.concurrent.ExecutorService maintenance;
-    private volatile boolean closed;
     private final dev.sluice.internal.queue.JobStore jobStore;
     private final dev.sluice.internal.lock.LockStore lockStore;
     private final dev.sluice.internal.schedule.ScheduleStore scheduleStore;
@@ -289,16 +290,35 @@ public final class Sluice implements AutoCloseable {
         return s;
     }
 
-    /** Registers something the client must close (producers, consumers, workers, leaderships); refused once closed. */
+    /**
+     * Registers a started part the client must close (producers, consumptions, workers, leaderships, schedule
+     * runners) until it closes itself ({@link #untrack}). Once the client is closed the part is closed again at
+     * once and {@link ErrorCode#CLIENT_CLOSED} is thrown.
+     */
     void track(AutoCloseable resource) {
-        if (closed) {
-            throw new SluiceException(ErrorCode.PRODUCER_CLOSED, "the Sluice client is closed");
-        }
-        resources.add(resource);
+        registrations.put(resource, tracker.track(describe(resource), resource));
     }
 
+    /** The part's own description, or its class name when it has none. */
+    private static String describe(Object part) {
+        String s = part.toString();
+        return s.startsWith(part.getClass().getName() + "@") ? part.getClass().getSimpleName() : s;
+    }
+
+    /** A part closed itself: the client no longer holds it. */
     void untrack(AutoCloseable resource) {
-        resources.remove(resource);
+        if (resource == null) {
+            return;
+        }
+        dev.sluice.internal.runtime.Tracker.Registration r = registrations.remove(resource);
+        if (r != null) {
+            r.close();
+        }
+    }
+
+    /** How many started parts the client holds (for tests). */
+    int tracked() {
+        return tracker.size();
     }
 
     /** The client's single background thread for maintenance (partitions ahead), started on first use. */
@@ -326,14 +346,8 @@ public final class Sluice implements AutoCloseable {
      */
     @Override
     public void close() {
-        closed = true;
-        for (AutoCloseable r : java.util.List.copyOf(resources)) {
-            try {
-                r.close();
-            } catch (Exception e) {
-                org.slf4j.LoggerFactory.getLogger(Sluice.class).warn("closing {} failed: {}", r, e.toString());
-            }
-        }
+        tracker.closeAll();
+        registrations.clear();
         java.util.concurrent.ExecutorService m = maintenance;
         if (m != null) {
             m.shutdown();
