@@ -76,43 +76,9 @@ public final class ConsumerGroup<T> {
         Serde<T> serde = Serde.forType(stream.payloadType());
         GroupConsumer<T> consumer = new GroupConsumer<>(sluice.db(), sluice.schema(), ref, handler, options, serde, accept,
                 sluice.session());
-        Consumption tracked = new TrackedConsumption(consumer, sluice, stream.name() + "/" + name);
-        sluice.track(tracked); // refused once the client is closed: the consumer is closed again and CLIENT_CLOSED thrown
-        return tracked;
-    }
-
-    /** A consumption the client holds until it is closed (then it lets go of it). */
-    private static final class TrackedConsumption implements Consumption {
-        private final Consumption consumer;
-        private final Sluice sluice;
-        private final String what;
-
-        TrackedConsumption(Consumption consumer, Sluice sluice, String what) {
-            this.consumer = consumer;
-            this.sluice = sluice;
-            this.what = what;
-        }
-
-        @Override
-        public ConsumptionStats stats() {
-            return consumer.stats();
-        }
-
-        @Override
-        public boolean running() {
-            return consumer.running();
-        }
-
-        @Override
-        public void close() {
-            consumer.close();
-            sluice.untrack(this);
-        }
-
-        @Override
-        public String toString() {
-            return "consumption of " + what;
-        }
+        consumer.onClose(() -> sluice.untrack(consumer)); // the client lets go of a closed consumption
+        sluice.track(consumer); // refused once the client is closed: the consumer is closed again and CLIENT_CLOSED thrown
+        return consumer;
     }
 
     /** Like {@link #consume(Handler, ConsumeOptions)} with the default options. */

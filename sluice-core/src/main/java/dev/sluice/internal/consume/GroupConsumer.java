@@ -89,6 +89,8 @@ public final class GroupConsumer<T> implements Consumption {
     private final double leaseSeconds;
     /** The row claim of this group's policy ({@link ClaimSql#claimRows}), built once. */
     private final String claimRowsSql;
+    /** Run when the consumption has closed ({@link #onClose}). */
+    private volatile Runnable onClose = () -> { };
 
     private final Thread loop;
     private final ExecutorService ownExecutor;
@@ -1484,5 +1486,16 @@ public final class GroupConsumer<T> implements Consumption {
                 warn("presence release not confirmed", e);
             }
         }
+        onClose.run();
+    }
+
+    /** Runs {@code r} at the end of the first {@link #close()} (the client lets go of the consumption). */
+    public void onClose(Runnable r) {
+        this.onClose = java.util.Objects.requireNonNull(r, "r");
+    }
+
+    @Override
+    public String toString() {
+        return "consumption of " + g.streamName() + "/" + g.groupName();
     }
 }
