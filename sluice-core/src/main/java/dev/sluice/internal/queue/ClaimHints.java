@@ -84,7 +84,7 @@ final class ClaimHints {
         }
         Map<Integer, Long> first = new HashMap<>();
         for (JobStore.Claimed c : got) {
-            first.merge(c.priority(), JobStore.micros(c.runAt()), Math::min);
+            first.merge(c.priority(), JobValues.micros(c.runAt()), Math::min);
         }
         first.forEach((p, us) -> from.put(p, us - SLACK_MICROS));
     }

@@ -1,8 +1,8 @@
 package dev.sluice.internal.queue;
 
-import static dev.sluice.internal.queue.JobStore.headers;
-import static dev.sluice.internal.queue.JobStore.instant;
-import static dev.sluice.internal.queue.JobStore.micros;
+import static dev.sluice.internal.queue.JobValues.headers;
+import static dev.sluice.internal.queue.JobValues.instant;
+import static dev.sluice.internal.queue.JobValues.micros;
 
 import dev.sluice.DeadJob;
 import dev.sluice.DeadReason;
@@ -14,13 +14,12 @@ import dev.sluice.QueueInfo;
 import dev.sluice.QueueStats;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.Sql;
 import dev.sluice.internal.text.Echo;
 import java.nio.charset.StandardCharsets;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
@@ -32,69 +31,33 @@ import java.util.Optional;
 public final class JobListing {
     private final Db db;
     private final QueueSql sql;
-    /** Every queue with live or dead jobs and its counts: one pass over each table, grouped by queue. */
-    private final String queues;
 
     JobListing(Db db, QueueSql sql) {
         this.db = db;
         this.sql = sql;
-        this.queues = """
-            SELECT queue, sum(pending)::bigint, sum(scheduled)::bigint, sum(processing)::bigint, sum(dead)::bigint
-            FROM (SELECT queue,
-                         count(*) FILTER (WHERE state = 'pending') AS pending,
-                         count(*) FILTER (WHERE state = 'pending' AND run_at > now()) AS scheduled,
-                         count(*) FILTER (WHERE state = 'processing') AS processing,
-                         0 AS dead
-                  FROM %1$s GROUP BY queue
-                  UNION ALL
-                  SELECT queue, 0, 0, 0, count(*) FROM %2$s GROUP BY queue) AS counts
-            GROUP BY queue
-            ORDER BY queue
-            """.formatted(sql.job, sql.jobDead);
     }
 
     /** The live job with this id in this queue, or empty. */
     public Optional<JobInfo> job(String queue, long id) {
-        return db.autoCommit("read job " + id, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.jobById)) {
-                ps.setString(1, queue);
-                ps.setLong(2, id);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? Optional.of(info(rs)) : Optional.empty();
-                }
-            }
-        });
+        return db.autoCommit("read job " + id, c -> Sql.first(c, sql.jobById, JobListing::info, queue, id));
     }
 
     /** A keyset page of live jobs of one state (pending in claim order, processing by claim expiry). */
     public Page<JobInfo> jobs(String queue, JobState state, String cursor, int limit) {
         long[] after = cursor == null || cursor.isEmpty() ? null
                 : decode(cursor, state == JobState.PENDING ? "jp" : "jr", state == JobState.PENDING ? 3 : 2);
-        List<JobInfo> items = db.autoCommit("list jobs of queue '" + queue + "'", c -> {
-            String statement = state == JobState.PENDING ? (after == null ? sql.pendingFirst : sql.pendingAfter)
-                    : (after == null ? sql.processingFirst : sql.processingAfter);
-            try (PreparedStatement ps = c.prepareStatement(statement)) {
-                int i = 1;
-                ps.setString(i++, queue);
-                if (after != null && state == JobState.PENDING) {
-                    ps.setInt(i++, (int) after[0]);
-                    ps.setInt(i++, (int) after[0]);
-                    ps.setLong(i++, after[1]);
-                    ps.setLong(i++, after[2]);
-                } else if (after != null) {
-                    ps.setLong(i++, after[0]);
-                    ps.setLong(i++, after[1]);
-                }
-                ps.setInt(i, limit + 1);
-                List<JobInfo> rows = new ArrayList<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows.add(info(rs));
-                    }
-                }
-                return rows;
-            }
-        });
+        String statement;
+        Object[] params;
+        if (state == JobState.PENDING) {
+            statement = after == null ? sql.pendingFirst : sql.pendingAfter;
+            params = after == null ? new Object[] {queue, limit + 1}
+                    : new Object[] {queue, (int) after[0], (int) after[0], after[1], after[2], limit + 1};
+        } else {
+            statement = after == null ? sql.processingFirst : sql.processingAfter;
+            params = after == null ? new Object[] {queue, limit + 1} : new Object[] {queue, after[0], after[1], limit + 1};
+        }
+        List<JobInfo> items = db.autoCommit("list jobs of queue '" + queue + "'",
+                c -> Sql.list(c, statement, JobListing::info, params));
         String next = null;
         if (items.size() > limit) {
             items = items.subList(0, limit);
@@ -108,23 +71,12 @@ public final class JobListing {
     /** A keyset page of dead jobs, by id. */
     public Page<DeadJob> dead(String queue, String cursor, int limit) {
         long after = cursor == null || cursor.isEmpty() ? 0 : decode(cursor, "jd", 1)[0];
-        List<DeadJob> items = db.autoCommit("list dead jobs of queue '" + queue + "'", c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.deadPage)) {
-                ps.setString(1, queue);
-                ps.setLong(2, after);
-                ps.setInt(3, limit + 1);
-                List<DeadJob> rows = new ArrayList<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows.add(new DeadJob(rs.getLong(1), rs.getString(2), DeadReason.fromDb(rs.getString(3)), rs.getString(4),
-                                rs.getInt(5), rs.getInt(6), rs.getInt(7), rs.getString(8), headers(rs.getString(9)),
-                                rs.getString(10), rs.getInt(11), instant(rs.getTimestamp(12)), instant(rs.getTimestamp(13)),
-                                instant(rs.getTimestamp(14))));
-                    }
-                }
-                return rows;
-            }
-        });
+        List<DeadJob> items = db.autoCommit("list dead jobs of queue '" + queue + "'", c -> Sql.list(c, sql.deadPage,
+                rs -> new DeadJob(rs.getLong(1), rs.getString(2), DeadReason.fromDb(rs.getString(3)), rs.getString(4),
+                        rs.getInt(5), rs.getInt(6), rs.getInt(7), rs.getString(8), headers(rs.getString(9)),
+                        rs.getString(10), rs.getInt(11), instant(rs.getTimestamp(12)), instant(rs.getTimestamp(13)),
+                        instant(rs.getTimestamp(14))),
+                queue, after, limit + 1));
         String next = null;
         if (items.size() > limit) {
             items = items.subList(0, limit);
@@ -135,30 +87,15 @@ public final class JobListing {
 
     /** Counts of the queue's jobs by state. */
     public QueueStats stats(String queue) {
-        return db.autoCommit("count jobs of queue '" + queue + "'", c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.stats)) {
-                for (int i = 1; i <= 4; i++) {
-                    ps.setString(i, queue);
-                }
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return new QueueStats(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4));
-                }
-            }
-        });
+        return db.autoCommit("count jobs of queue '" + queue + "'", c -> Sql.first(c, sql.stats,
+                rs -> new QueueStats(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)),
+                queue, queue, queue, queue).orElseThrow());
     }
 
     /** Every queue that has live or dead jobs, by name, with its counts (scans both job tables). */
     public List<QueueInfo> queues() {
-        return db.autoCommit("list queues", c -> {
-            try (PreparedStatement ps = c.prepareStatement(queues); ResultSet rs = ps.executeQuery()) {
-                List<QueueInfo> rows = new ArrayList<>();
-                while (rs.next()) {
-                    rows.add(new QueueInfo(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)));
-                }
-                return List.copyOf(rows);
-            }
-        });
+        return db.autoCommit("list queues", c -> List.copyOf(Sql.list(c, sql.queues,
+                rs -> new QueueInfo(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)))));
     }
 
     private static JobInfo info(ResultSet rs) throws SQLException {

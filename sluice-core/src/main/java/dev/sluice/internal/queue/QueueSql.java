@@ -4,7 +4,9 @@ import dev.sluice.internal.jdbc.Identifiers;
 
 /**
  * Every statement that touches {@code job} and {@code job_dead}, built once per schema. Table names
- * come from the constants below and the validated schema; every value is a bind parameter.
+ * come from the constants below and the validated schema; every value is a bind parameter. They are run
+ * by {@link JobInserts}, {@link JobClaims}, {@link JobMaintenance} and {@link JobListing}; no other class
+ * holds SQL on these tables.
  *
  * <p>Shapes worth knowing before changing anything here:
  * <ul>
@@ -81,6 +83,7 @@ final class QueueSql {
     final String processingAfter;
     final String deadPage;
     final String stats;
+    final String queues;
 
     QueueSql(String schema) {
         String q = Identifiers.quote(schema);
@@ -134,6 +137,8 @@ final class QueueSql {
             RETURNING id
             """.formatted(job);
 
+        // The live holders of unique keys an enqueue lost to (read by a new statement, which sees the holders
+        // that committed while the insert waited). Parameters: queue, keys. Returns (unique key, id).
         this.existingIds = "SELECT unique_key, id FROM " + job + " WHERE queue = ? AND unique_key = ANY(?::text[])";
 
         // One token per claim statement (drawn by the caller): a row's claim is (id, token), and a per-row
@@ -167,6 +172,8 @@ final class QueueSql {
                       j.visibility_timeout_ns, NULL AS token, %4$s, j.unique_key, %5$s
             """.formatted(job, priorities, micros("j.run_at"), micros("j.claim_expires_at"), micros("j.created_at"));
 
+        // An idle worker's probe: the earliest run_at among the queue's claimable pending jobs (NULL when
+        // none) and the database's now, with the claim's skip scan. Parameters: queue x3.
         this.nextDue = """
             WITH RECURSIVE %2$s
             SELECT (SELECT min(n.run_at) FROM prio CROSS JOIN LATERAL (
@@ -178,6 +185,7 @@ final class QueueSql {
                    now()
             """.formatted(job, priorities);
 
+        // A handle's own ack. Parameters: id, token.
         this.ack = "DELETE FROM " + job + " WHERE " + VALID_CLAIM;
 
         // The completer's batched ack: one statement for many completions, each row deleted only while it
@@ -229,6 +237,8 @@ final class QueueSql {
             SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM buried), (SELECT count(*) FROM woke)
             """.formatted(job, jobDead, VALID_CLAIM, KEPT, RETENTION, BACKOFF, WAKE_PREFIX);
 
+        // A handle's release: pending again at its old place, the attempt not counted; wakes the queue.
+        // Parameters: id, token, channel. Returns (released, notified).
         this.release = """
             WITH back AS (
                 UPDATE %1$s SET state = 'pending', claim_token = NULL, claim_expires_at = NULL,
@@ -279,7 +289,7 @@ final class QueueSql {
             SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM buried), (SELECT count(*) FROM woke)
             """.formatted(job, jobDead, KEPT, RETENTION, BACKOFF, WAKE_PREFIX);
 
-        // Parameters: batch.
+        // Pending jobs past their expires_at move to job_dead unclaimed, a batch at a time. Parameters: batch.
         this.expire = """
             WITH doomed AS MATERIALIZED (
                 SELECT id FROM %1$s
@@ -292,6 +302,8 @@ final class QueueSql {
             SELECT %3$s, 'expired unclaimed at ' || g.expires_at, 'expired', now(), now() + %4$s FROM gone g
             """.formatted(job, jobDead, KEPT, RETENTION);
 
+        // The dead-letter retention: dead jobs past their purge_after are deleted, a batch at a time.
+        // Parameters: batch.
         this.sweepDead = """
             DELETE FROM %1$s WHERE id = ANY (ARRAY(
                 SELECT id FROM %1$s WHERE purge_after <= now() ORDER BY purge_after LIMIT ? FOR UPDATE SKIP LOCKED))
@@ -318,10 +330,16 @@ final class QueueSql {
             SELECT b.id FROM back b LEFT JOIN woke ON true
             """.formatted(job, jobDead, WAKE_PREFIX);
 
+        // An operator's purge of dead jobs: these ids (parameters: queue, ids), or a batch of the queue's
+        // dead jobs at a time, repeated until none is left (parameters: queue, batch).
         this.purgeDeadIds = "DELETE FROM " + jobDead + " WHERE queue = ? AND id = ANY(?::bigint[])";
         this.purgeDeadBatch = "DELETE FROM " + jobDead + " WHERE id = ANY (ARRAY(SELECT id FROM " + jobDead
                 + " WHERE queue = ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED))";
 
+        // Operator reads (JobListing): one live job (parameters: queue, id); keyset pages of pending jobs in
+        // claim order and of processing jobs by claim expiry, the first page (queue, limit) and the ones after
+        // a cursor (pending: queue, priority x2, run_at µs, id, limit; processing: queue, claim expiry µs, id,
+        // limit); a page of dead jobs by id (queue, after id, limit); the counts by state (queue x4).
         this.jobById = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND id = ?";
         this.pendingFirst = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'pending'"
                 + " ORDER BY priority DESC, run_at, id LIMIT ?";
@@ -339,6 +357,22 @@ final class QueueSql {
                    (SELECT count(*) FROM %1$s WHERE queue = ? AND state = 'pending' AND run_at > now()),
                    (SELECT count(*) FROM %1$s WHERE queue = ? AND state = 'processing'),
                    (SELECT count(*) FROM %2$s WHERE queue = ?)
+            """.formatted(job, jobDead);
+
+        // Every queue with live or dead jobs and its counts: one pass over each table, grouped by queue.
+        // No parameters.
+        this.queues = """
+            SELECT queue, sum(pending)::bigint, sum(scheduled)::bigint, sum(processing)::bigint, sum(dead)::bigint
+            FROM (SELECT queue,
+                         count(*) FILTER (WHERE state = 'pending') AS pending,
+                         count(*) FILTER (WHERE state = 'pending' AND run_at > now()) AS scheduled,
+                         count(*) FILTER (WHERE state = 'processing') AS processing,
+                         0 AS dead
+                  FROM %1$s GROUP BY queue
+                  UNION ALL
+                  SELECT queue, 0, 0, 0, count(*) FROM %2$s GROUP BY queue) AS counts
+            GROUP BY queue
+            ORDER BY queue
             """.formatted(job, jobDead);
     }
 

@@ -8,7 +8,6 @@ import dev.sluice.WorkOptions;
 import dev.sluice.Worker;
 import dev.sluice.internal.notify.ClientSession;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -29,9 +28,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One running worker of a queue: the claim loop (one claim round trip fetches jobs for every free slot
  * plus the prefetch), the handler executor, the completer (acks batched into one statement per batch,
- * {@link JobCompleter}), a heartbeat thread (each claim is extended every third of its stamped visibility
- * timeout, batched into one statement; jobs that finish faster never cost one), the maintenance tick, and
- * the drain on close. No database connection is held while a handler runs. See docs/queues.md.
+ * {@link JobCompleter}), the heartbeat thread ({@link Heartbeats}: each claim is extended every third of
+ * its stamped visibility timeout, batched into one statement; jobs that finish faster never cost one), the
+ * maintenance tick, and the drain on close. No database connection is held while a handler runs. See docs/queues.md.
  */
 public final class QueueWorker<T> implements Worker {
     private static final Logger log = LoggerFactory.getLogger(QueueWorker.class);
@@ -50,7 +49,7 @@ public final class QueueWorker<T> implements Worker {
     private final String workerId;
     private final Runnable onClose;
     /** Claimed jobs held by this worker: waiting for a slot (prefetched) or running. */
-    private final Map<Long, Running<T>> inflight = new ConcurrentHashMap<>();
+    private final Map<Long, RunningJob<T>> inflight = new ConcurrentHashMap<>();
     /** A job claimed again while its earlier claim's handler still runs here: started after it ends. */
     private final Map<Long, JobStore.Claimed> deferred = new ConcurrentHashMap<>();
     private final JobCompleter completer;
@@ -70,32 +69,15 @@ public final class QueueWorker<T> implements Worker {
     /** Where the claims start their scans (shared by the claim loops). */
     private final ClaimHints hints = new ClaimHints();
     private volatile boolean busy;
-    private final Thread beater;
+    private final Heartbeats<T> heartbeats;
     private final ExecutorService ownExecutor;
     private final Executor executor;
     private final ScheduledExecutorService maintenance;
     private volatile AutoCloseable wakeRegistration;
     private volatile boolean running = true;
-    private volatile boolean stopped;
     private volatile boolean wakeFlag;
     private volatile boolean closed;
     private volatile long lastWarn;
-    /** When the heartbeat thread wakes next by itself (so a new claim unparks it only when due sooner). */
-    private volatile long beaterWakeNanos;
-
-    /** A claimed job, waiting for a slot or running. */
-    private static final class Running<T> {
-        final ClaimedJob<T> handle;
-        /** Taken by whoever gets the job first: its handler run, or the drain (which gives it back). */
-        final java.util.concurrent.atomic.AtomicBoolean taken = new java.util.concurrent.atomic.AtomicBoolean();
-        volatile long nextBeatNanos;
-        volatile boolean lost;
-
-        Running(ClaimedJob<T> handle, long nextBeatNanos) {
-            this.handle = handle;
-            this.nextBeatNanos = nextBeatNanos;
-        }
-    }
 
     /** A worker that is not started yet ({@link #start()}); {@code session} is null without wake-ups. */
     public QueueWorker(JobStore store, String queue, Serde<T> serde, JobHandler<T> handler, WorkOptions o,
@@ -129,7 +111,7 @@ public final class QueueWorker<T> implements Worker {
             hs.add(daemon(() -> loop(false), "sluice-worker-helper-" + queue));
         }
         this.helpers = List.copyOf(hs);
-        this.beater = daemon(this::heartbeats, "sluice-heartbeat-" + queue);
+        this.heartbeats = new Heartbeats<>(store, queue, inflight, this::warn);
         this.completer = new JobCompleter(store, queue, this::slotsFreed);
     }
 
@@ -151,7 +133,7 @@ public final class QueueWorker<T> implements Worker {
                     TimeUnit.MILLISECONDS);
         }
         completer.start();
-        beater.start();
+        heartbeats.start();
         loop.start();
         helpers.forEach(Thread::start);
     }
@@ -306,11 +288,9 @@ public final class QueueWorker<T> implements Worker {
         }
         ClaimedJob<T> handle = new ClaimedJob<>(store, c, serde, completer);
         long firstBeat = System.nanoTime() + c.visibilityTimeoutNs() / 3;
-        Running<T> r = new Running<>(handle, firstBeat);
+        RunningJob<T> r = new RunningJob<>(handle, firstBeat);
         inflight.put(c.id(), r);
-        if (firstBeat - beaterWakeNanos < 0) {
-            LockSupport.unpark(beater);
-        }
+        heartbeats.scheduled(firstBeat);
         try {
             executor.execute(() -> run(r));
         } catch (RejectedExecutionException e) {
@@ -320,7 +300,7 @@ public final class QueueWorker<T> implements Worker {
         }
     }
 
-    private void run(Running<T> r) {
+    private void run(RunningJob<T> r) {
         ClaimedJob<T> h = r.handle;
         if (slots != null) {
             try {
@@ -398,59 +378,6 @@ public final class QueueWorker<T> implements Worker {
         }
     }
 
-    // ------------------------------------------------------------------ heartbeats
-
-    private void heartbeats() {
-        while (!stopped) {
-            long now = System.nanoTime();
-            long next = now + TimeUnit.SECONDS.toNanos(1);
-            List<Running<T>> due = new ArrayList<>();
-            for (Running<T> r : inflight.values()) {
-                if (r.lost || r.handle.resolved()) {
-                    continue;
-                }
-                if (r.nextBeatNanos - now <= 0) {
-                    due.add(r);
-                } else {
-                    next = Math.min(next, r.nextBeatNanos);
-                }
-            }
-            if (!due.isEmpty()) {
-                beat(due, now);
-                continue;
-            }
-            beaterWakeNanos = next;
-            LockSupport.parkNanos(this, next - now);
-        }
-    }
-
-    private void beat(List<Running<T>> due, long now) {
-        long[] ids = new long[due.size()];
-        UUID[] tokens = new UUID[due.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = due.get(i).handle.id();
-            tokens[i] = due.get(i).handle.token();
-        }
-        try {
-            Map<Long, Instant> renewed = store.heartbeat(ids, tokens);
-            for (Running<T> r : due) {
-                Instant until = renewed.get(r.handle.id());
-                if (until != null) {
-                    r.handle.extended(until);
-                    r.nextBeatNanos = now + r.handle.visibilityTimeoutNanos() / 3;
-                } else if (!r.handle.resolved()) {
-                    r.lost = true;
-                    log.warn("heartbeat refused, claim lost (expired or taken over): queue={} job={}", queue, r.handle.id());
-                }
-            }
-        } catch (RuntimeException e) {
-            warn("heartbeat failed; retrying", e);
-            for (Running<T> r : due) {
-                r.nextBeatNanos = now + Math.max(TimeUnit.MILLISECONDS.toNanos(50), r.handle.visibilityTimeoutNanos() / 10);
-            }
-        }
-    }
-
     // ------------------------------------------------------------------ maintenance and stop
 
     private void maintain() {
@@ -502,7 +429,7 @@ public final class QueueWorker<T> implements Worker {
         }
         // Unfinished handlers: their claims go back at once, so another worker need not wait for expiry.
         List<JobStore.Claimed> unfinished = new ArrayList<>();
-        for (Running<T> r : new ArrayList<>(inflight.values())) {
+        for (RunningJob<T> r : new ArrayList<>(inflight.values())) {
             r.taken.set(true);
             if (!r.handle.resolved()) {
                 r.handle.markResolved();
@@ -516,8 +443,7 @@ public final class QueueWorker<T> implements Worker {
         }
         // Every ack the finished handlers queued is written before close returns.
         completer.close();
-        stopped = true;
-        LockSupport.unpark(beater);
+        heartbeats.stop();
         if (ownExecutor != null) {
             ownExecutor.shutdownNow();
         }
@@ -534,7 +460,7 @@ public final class QueueWorker<T> implements Worker {
 
     private void releaseUnstarted() {
         List<JobStore.Claimed> unstarted = new ArrayList<>();
-        for (Running<T> r : new ArrayList<>(inflight.values())) {
+        for (RunningJob<T> r : new ArrayList<>(inflight.values())) {
             if (r.taken.compareAndSet(false, true)) {
                 r.handle.markResolved();
                 unstarted.add(r.handle.row());

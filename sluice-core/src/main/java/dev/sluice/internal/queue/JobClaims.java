@@ -1,0 +1,167 @@
+package dev.sluice.internal.queue;
+
+import static dev.sluice.internal.queue.JobValues.headers;
+import static dev.sluice.internal.queue.JobValues.instant;
+import static dev.sluice.internal.queue.JobValues.micros;
+
+import dev.sluice.DeadReason;
+import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.Sql;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Claims and what a claim's holder does with it: claim, ack (one or a batch), heartbeat, retry, fail and
+ * discard ({@link QueueSql#settle}), release (one or a batch), and the probe of the next due job. Every
+ * statement but the claim and the probe carries the validity predicate (see {@link QueueSql}). Stateless
+ * apart from the statement texts; one per client.
+ */
+final class JobClaims {
+    private final Db db;
+    private final QueueSql sql;
+    private final String channel;
+
+    JobClaims(Db db, QueueSql sql, String channel) {
+        this.db = db;
+        this.sql = sql;
+        this.channel = channel;
+    }
+
+    /** Claims up to {@code n} due jobs in claim order among those at or above the bounds ({@link ClaimHints}). */
+    List<JobStore.Claimed> claim(String queue, int n, String workerId, ClaimHints.Bounds bounds) {
+        UUID token = UUID.randomUUID();
+        List<JobStore.Claimed> out = db.autoCommitReplayable("claim from queue '" + queue + "'", c -> {
+            List<JobStore.Claimed> rows = new ArrayList<>();
+            // Bound by hand, not with Sql.bind: the bounds go as primitive arrays (sent in binary), the
+            // claim being the worker's hottest statement.
+            try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
+                ps.setString(1, queue);
+                ps.setString(2, queue);
+                ps.setObject(3, bounds.priorities());
+                ps.setObject(4, bounds.fromMicros());
+                ps.setString(5, queue);
+                ps.setInt(6, n);
+                ps.setInt(7, n);
+                ps.setString(8, workerId);
+                ps.setObject(9, token);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        // The claim's hot loop: timestamps read as epoch microseconds (no Calendar), the token known.
+                        rows.add(new JobStore.Claimed(rs.getLong(1), queue, rs.getBytes(2), rs.getString(3),
+                                headers(rs.getString(4)), rs.getInt(5), micros(rs, 6), rs.getInt(7), rs.getInt(8),
+                                rs.getLong(9), token, micros(rs, 11), rs.getString(12), micros(rs, 13)));
+                    }
+                }
+            }
+            return rows;
+        });
+        // UPDATE … RETURNING does not keep the order of the picked rows; restore the claim order.
+        out.sort((a, b) -> a.priority() != b.priority() ? Integer.compare(b.priority(), a.priority())
+                : a.runAt().equals(b.runAt()) ? Long.compare(a.id(), b.id()) : a.runAt().compareTo(b.runAt()));
+        return out;
+    }
+
+    /** The earliest {@code run_at} of the queue's claimable pending jobs (null when none), and the database's now. */
+    JobStore.NextDue nextDue(String queue) {
+        return db.autoCommitReplayable("probe queue '" + queue + "'", c -> Sql.first(c, sql.nextDue,
+                rs -> new JobStore.NextDue(instant(rs.getTimestamp(1)), instant(rs.getTimestamp(2))),
+                queue, queue, queue).orElseThrow());
+    }
+
+    /** Deletes the row if the claim is still valid. */
+    boolean ack(long id, UUID token) {
+        return db.autoCommit("ack job " + id, c -> Sql.update(c, sql.ack, id, token) == 1);
+    }
+
+    /** The reply of {@link QueueSql#ackBatch}: how many rows were deleted, and which when not all were. */
+    private record AckReply(long count, Long[] some) {
+    }
+
+    /**
+     * Deletes the rows among {@code ids}/{@code tokens} (pairwise) whose claim is still valid, in one
+     * statement; returns the ids it deleted. The others change nothing (their claim was lost).
+     */
+    Set<Long> ackAll(long[] ids, UUID[] tokens) {
+        // Distinct tokens (one per claim in the batch) and each ack's index into them.
+        Map<UUID, Integer> index = new LinkedHashMap<>();
+        Integer[] ti = new Integer[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            ti[i] = index.computeIfAbsent(tokens[i], k -> index.size() + 1);
+        }
+        AckReply reply = db.autoCommit("ack jobs", c -> Sql.first(c, sql.ackBatch, rs -> {
+            java.sql.Array some = rs.getArray(2);
+            return new AckReply(rs.getLong(1), some == null ? null : (Long[]) some.getArray());
+        }, Sql.array("int8", boxed(ids)), Sql.array("int4", ti), Sql.array("uuid", index.keySet()), ids.length).orElseThrow());
+        Set<Long> deleted = new HashSet<>();
+        if (reply.count() == ids.length) {
+            for (long id : ids) {
+                deleted.add(id);
+            }
+        } else if (reply.some() != null) {
+            Collections.addAll(deleted, reply.some());
+        }
+        return deleted;
+    }
+
+    /** Gives back the claims still valid among {@code ids}/{@code tokens} unfinished (see {@link #release}); returns how many. */
+    int releaseAll(long[] ids, UUID[] tokens) {
+        if (ids.length == 0) {
+            return 0;
+        }
+        return db.autoCommit("release jobs", c -> (int) Sql.scalar(c, sql.releaseBatch,
+                Sql.array("int8", boxed(ids)), Sql.array("uuid", tokens), channel));
+    }
+
+    /** Extends the claims still valid among {@code ids}/{@code tokens}; returns their new expiry by id. */
+    Map<Long, Instant> heartbeat(long[] ids, UUID[] tokens) {
+        return db.autoCommitReplayable("heartbeat jobs", c -> {
+            record Renewed(long id, Instant until) {
+            }
+            Map<Long, Instant> renewed = new HashMap<>();
+            for (Renewed r : Sql.list(c, sql.heartbeat, rs -> new Renewed(rs.getLong(1), instant(rs.getTimestamp(2))),
+                    Sql.array("int8", boxed(ids)), Sql.array("uuid", tokens))) {
+                renewed.put(r.id(), r.until());
+            }
+            return renewed;
+        });
+    }
+
+    /**
+     * Resolves a claim other than by ack: back to pending after {@code delay} (or after the backoff when
+     * {@code delay} is null), or dead when it was the last attempt or {@code discard} is set.
+     */
+    JobStore.Settled settle(long id, UUID token, Duration delay, String error, boolean discard) {
+        Object delayUs = delay == null ? new Sql.Null(Types.BIGINT) : (Object) micros(delay);
+        Object errorText = error == null ? new Sql.Null(Types.VARCHAR) : error;
+        String reason = discard ? DeadReason.DISCARDED.dbValue() : DeadReason.FAILED.dbValue();
+        return db.autoCommit("settle job " + id, c -> Sql.first(c, sql.settle,
+                rs -> rs.getLong(1) == 1 ? JobStore.Settled.PENDING
+                        : rs.getLong(2) == 1 ? JobStore.Settled.DEAD : JobStore.Settled.REFUSED,
+                id, token, discard, errorText, reason, delayUs, delayUs, errorText, discard, channel).orElseThrow());
+    }
+
+    /** Gives a claim back unfinished: pending again at its old place, the attempt not counted. */
+    boolean release(long id, UUID token) {
+        return db.autoCommit("release job " + id, c -> Sql.scalar(c, sql.release, id, token, channel) == 1);
+    }
+
+    static Long[] boxed(long[] ids) {
+        Long[] boxed = new Long[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            boxed[i] = ids[i];
+        }
+        return boxed;
+    }
+}
