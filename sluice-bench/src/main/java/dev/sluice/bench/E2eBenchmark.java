@@ -1,6 +1,5 @@
 package dev.sluice.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.ConsumeOptions;
 import dev.sluice.ConsumerGroup;
 import dev.sluice.Consumption;
@@ -21,7 +20,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -220,15 +218,8 @@ public final class E2eBenchmark {
                             boolean drained, long referenceSkipped, String undrained) {
 
         Map<String, Object> toJson(Options o) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", o.scenario());
-            m.put("kind", "run");
-            m.put("run", run);
-            m.put("ours", BenchJson.round(ours, 1));
-            m.put("reference", BenchJson.round(reference, 1));
-            m.put("reference_name", REFERENCE);
-            m.put("ratio", BenchJson.round(ratio, 3));
-            m.put("unit", UNIT);
+            Map<String, Object> m = BenchJson.putFigures(BenchJson.runLine(o.scenario(), run),
+                    BenchJson.round(ours, 1), BenchJson.round(reference, 1), REFERENCE, BenchJson.round(ratio, 3), UNIT);
             m.put("duration_s", o.duration().toNanos() / 1e9);
             m.put("produced_per_s", BenchJson.round(producedPerSecond, 1));
             m.put("consumed_per_s", BenchJson.round(consumedPerSecond, 1));
@@ -297,15 +288,8 @@ public final class E2eBenchmark {
 
         @Override
         public Map<String, Object> summary() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", options.scenario());
-            m.put("kind", "summary");
-            m.put("ours", BenchJson.round(ours(), 1));
-            m.put("reference", BenchJson.round(reference(), 1));
-            m.put("reference_name", REFERENCE);
-            m.put("ratio", BenchJson.round(ratio(), 3));
-            m.put("unit", UNIT);
-            Bench.putEnvironment(m, environment);
+            Map<String, Object> m = BenchJson.summaryLine(options.scenario(), BenchJson.round(ours(), 1),
+                    BenchJson.round(reference(), 1), REFERENCE, BenchJson.round(ratio(), 3), UNIT, environment);
             m.put("duration_s", options.duration().toNanos() / 1e9);
             m.put("produced_per_s", BenchJson.round(Bench.median(runs, RunResult::producedPerSecond), 1));
             m.put("consumed_per_s", BenchJson.round(Bench.median(runs, RunResult::consumedPerSecond), 1));
@@ -350,47 +334,27 @@ public final class E2eBenchmark {
     /** Runs the benchmark, reporting progress to {@code listener}. */
     public Result run(Options options, ScenarioListener listener) {
         Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(listener, "listener");
-        return Bench.onServer(options.databaseUrl(), (url, embedded) -> runOn(url, embedded, options, listener));
+        // The producer's transactions in flight, per group a claim loop and a completing handler at once,
+        // the client's LISTEN session connection, and one spare.
+        int poolSize = ProducerConfig.defaults().maxInFlight() + 2 * options.groups() + 2;
+        return ScenarioRunner.run(ScenarioRunner.Setup.of(options.databaseUrl(), "the benchmark", poolSize), listener,
+                c -> measure(c, options));
     }
 
-    private Result runOn(String url, boolean embedded, Options o, ScenarioListener listener) throws SQLException {
-        DataSource ds = Bench.dataSource(url);
-        String schema = Bench.schemaName();
-        try (Connection admin = ds.getConnection()) {
-            admin.setAutoCommit(true);
-            ProduceBenchmark.Environment env = Bench.environment(admin, embedded, schema);
-            listener.started(env);
-            List<RunResult> runs = new ArrayList<>();
-            try {
-                ProducerConfig producerConfig = ProducerConfig.defaults();
-                // The producer's transactions in flight, per group a claim loop and a completing handler
-                // at once, the client's LISTEN session connection, and one spare.
-                int poolSize = producerConfig.maxInFlight() + 2 * o.groups() + 2;
-                try (HikariDataSource pool = Bench.pool(ds, poolSize, "sluice-bench");
-                     Sluice sluice = Sluice.builder().dataSource(pool).schema(schema).allowDestroy(true)
-                             .clientId("sluice-bench").build()) {
-                    for (int run = 1; run <= o.runs(); run++) {
-                        listener.phase(run, "ours");
-                        Side ours = ours(sluice, producerConfig, admin, schema, run, o);
-                        listener.phase(run, REFERENCE);
-                        Side ref = reference(ds, admin, schema, run, ours.batchSize(), producerConfig.maxInFlight(), o);
-                        RunResult r = new RunResult(run, ours.sustained(), ref.sustained(),
-                                ours.sustained() / ref.sustained(), ours.producedPerSecond(), ours.consumedPerSecond(),
-                                ours.slope(), ref.producedPerSecond(), ref.consumedPerSecond(), ref.slope(),
-                                ours.batchSize(), ref.batchSize(), ours.meanRange(), ours.produced(), ours.lost(),
-                                ours.duplicates(), ours.drained(), ref.lost(), ours.undrained());
-                        runs.add(r);
-                        listener.finished(r.toJson(o));
-                    }
-                }
-            } catch (Throwable e) {
-                Bench.dropSchemaAfter(e, admin, schema);
-                throw e;
-            }
-            Bench.dropSchema(admin, schema);
-            return new Result(o, env, runs);
-        }
+    private Result measure(ScenarioRunner.Context c, Options o) throws SQLException {
+        ProducerConfig producerConfig = ProducerConfig.defaults();
+        List<RunResult> runs = c.runs(o.runs(), run -> {
+            c.listener().phase(run, "ours");
+            Side ours = ours(c.sluice(), producerConfig, c.admin(), c.schema(), run, o);
+            c.listener().phase(run, REFERENCE);
+            Side ref = reference(c.dataSource(), c.admin(), c.schema(), run, ours.batchSize(),
+                    producerConfig.maxInFlight(), o);
+            return new RunResult(run, ours.sustained(), ref.sustained(), ours.sustained() / ref.sustained(),
+                    ours.producedPerSecond(), ours.consumedPerSecond(), ours.slope(), ref.producedPerSecond(),
+                    ref.consumedPerSecond(), ref.slope(), ours.batchSize(), ref.batchSize(), ours.meanRange(),
+                    ours.produced(), ours.lost(), ours.duplicates(), ours.drained(), ref.lost(), ours.undrained());
+        }, r -> c.listener().finished(r.toJson(o)));
+        return new Result(o, c.environment(), runs);
     }
 
     /**

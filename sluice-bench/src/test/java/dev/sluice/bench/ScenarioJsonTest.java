@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -71,8 +72,11 @@ class ScenarioJsonTest {
 
     static List<String> idle() {
         IdleBenchmark.Options o = IdleBenchmark.Options.defaults().withGroups(3);
+        Map<String, Object> top = new LinkedHashMap<>();
+        top.put("calls", 40L);
+        top.put("query", "SELECT 1");
         IdleBenchmark.Result r = new IdleBenchmark.Result(o, ENV, 60.0123, "pg_stat_statements", 40, 45, 7, 7, 0L,
-                List.of(Map.of("calls", 40L, "query", "SELECT 1")), 0);
+                List.of(top), 0, 20, 32, 1_000_000, 1_030_001);
         return lines(r.runLines(), r.summary());
     }
 
