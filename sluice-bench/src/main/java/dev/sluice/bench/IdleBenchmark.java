@@ -49,6 +49,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Everything on the database counts, so use a server nobody else uses at the time (the embedded one
  * is). There is no reference: the target is near zero.
+ *
+ * <p>It also reports the consuming process's footprint ({@link ClientFootprint}): its live threads
+ * before any consumption started and their peak over the window, and the heap per group, the used heap
+ * after a full GC with the consumptions running minus the same before they started, divided by G.
  */
 public final class IdleBenchmark {
     /** The scenario name in results. */

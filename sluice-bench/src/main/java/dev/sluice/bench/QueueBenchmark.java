@@ -1,6 +1,5 @@
 package dev.sluice.bench;
 
-import dev.sluice.JobHandle;
 import dev.sluice.NewJob;
 import dev.sluice.Queue;
 import dev.sluice.QueueOptions;
