@@ -260,24 +260,31 @@ public final class ProduceBenchmark {
     /** Runs the benchmark, reporting progress to {@code listener}. */
     public Result run(Options options, Listener listener) {
         Objects.requireNonNull(options, "options");
-        ProducerConfig producerConfig = ProducerConfig.defaults();
+        // The producer's transactions in flight, and two spare.
         ScenarioRunner.Setup setup = ScenarioRunner.Setup.of(options.databaseUrl(), "the produce benchmark",
-                producerConfig.maxInFlight() + 2);
-        return ScenarioRunner.run(setup, listener, c -> Result.of(options, c.environment(), c.runs(options.runs(), run -> {
+                ProducerConfig.defaults().maxInFlight() + 2);
+        return ScenarioRunner.run(setup, listener, c -> measure(c, options, listener));
+    }
+
+    /** Each run: ours, then the reference with the batch size ours reached. */
+    private Result measure(ScenarioRunner.Context c, Options o, Listener listener) throws SQLException {
+        ProducerConfig producerConfig = ProducerConfig.defaults();
+        List<RunResult> runs = c.runs(o.runs(), run -> {
             listener.phase(run, "ours");
-            OursPhase ours = ours(c.sluice(), producerConfig, c.admin(), c.schema(), run, options);
+            OursPhase ours = ours(c.sluice(), producerConfig, c.admin(), c.schema(), run, o);
             listener.phase(run, REFERENCE);
             ReferencePhase ref = reference(c.dataSource(), c.admin(), c.schema(), run, ours.batchSize(),
-                    producerConfig.maxInFlight(), options);
+                    producerConfig.maxInFlight(), o);
             double oursRate = ours.windowMessages() / ours.seconds();
             double refRate = ref.windowRows() / ref.seconds();
             return new RunResult(run, oursRate, refRate, oursRate / refRate, ours.batchSize(), ref.windowBatchSize(),
                     producerConfig.maxInFlight(), ours.windowMessages(), ref.windowRows(), ours.seconds(),
                     ours.produced(), ours.duplicates(), ours.logRows(), ref.committed(), ref.tableRows());
         }, r -> {
-            listener.finished(r.toJson(options));
+            listener.finished(r.toJson(o));
             listener.finished(r);
-        })));
+        });
+        return Result.of(o, c.environment(), runs);
     }
 
     // ---------------------------------------------------------------- ours
