@@ -1,12 +1,10 @@
 package dev.sluice.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.ConsumeOptions;
 import dev.sluice.ConsumerGroup;
 import dev.sluice.Consumption;
 import dev.sluice.GroupConfig;
 import dev.sluice.Outcome;
-import dev.sluice.Sluice;
 import dev.sluice.StartPosition;
 import dev.sluice.Stream;
 import dev.sluice.StreamConfig;
@@ -15,14 +13,12 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import javax.sql.DataSource;
 
 /**
  * The {@code backlog} benchmark: does claiming get slower when a big backlog waits in the log? Stream
@@ -159,10 +155,7 @@ public final class BacklogBenchmark {
 
         @Override
         public List<Map<String, Object>> runLines() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "run");
-            m.put("run", 1);
+            Map<String, Object> m = BenchJson.runLine(SCENARIO, 1);
             m.put("backlog_ms", backlogMs.stream().map(v -> BenchJson.round(v, 2)).toList());
             m.put("empty_ms", emptyMs.stream().map(v -> BenchJson.round(v, 2)).toList());
             m.put("history_ms", historyMs.stream().map(v -> BenchJson.round(v, 2)).toList());
@@ -172,15 +165,8 @@ public final class BacklogBenchmark {
 
         @Override
         public Map<String, Object> summary() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "summary");
-            m.put("ours", BenchJson.round(backlogClaimMs(), 2));
-            m.put("reference", BenchJson.round(emptyClaimMs(), 2));
-            m.put("reference_name", REFERENCE);
-            m.put("ratio", BenchJson.round(ratio(), 3));
-            m.put("unit", UNIT);
-            Bench.putEnvironment(m, environment);
+            Map<String, Object> m = BenchJson.summaryLine(SCENARIO, BenchJson.round(backlogClaimMs(), 2),
+                    BenchJson.round(emptyClaimMs(), 2), REFERENCE, BenchJson.round(ratio(), 3), UNIT, environment);
             m.put("duration_s", null);
             m.put("empty_claim_ms", BenchJson.round(emptyClaimMs(), 2));
             m.put("backlog_claim_ms", BenchJson.round(backlogClaimMs(), 2));
@@ -211,68 +197,52 @@ public final class BacklogBenchmark {
     /** Runs the benchmark, reporting progress to {@code listener}. */
     public Result run(Options options, ScenarioListener listener) {
         Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(listener, "listener");
-        return Bench.onServer(options.databaseUrl(), (url, embedded) -> runOn(url, embedded, options, listener));
+        return ScenarioRunner.run(ScenarioRunner.Setup.of(options.databaseUrl(), "the benchmark", 6), listener,
+                c -> measure(c, options));
     }
 
-    private Result runOn(String url, boolean embedded, Options o, ScenarioListener listener) throws SQLException {
-        DataSource ds = Bench.dataSource(url);
-        String schema = Bench.schemaName();
-        try (Connection admin = ds.getConnection()) {
-            admin.setAutoCommit(true);
-            ProduceBenchmark.Environment env = Bench.environment(admin, embedded, schema);
-            listener.started(env);
-            try {
-                Result r;
-                try (HikariDataSource pool = Bench.pool(ds, 6, "sluice-bench");
-                     Sluice sluice = Sluice.builder().dataSource(pool).schema(schema).allowDestroy(true)
-                             .clientId("sluice-bench").build()) {
-                    Stream<byte[]> full = sluice.stream("bench.backlog");
-                    Stream<byte[]> empty = sluice.stream("bench.empty");
-                    StreamInfo a = full.register(StreamConfig.defaults());
-                    StreamInfo b = empty.register(StreamConfig.defaults());
+    private Result measure(ScenarioRunner.Context c, Options o) throws SQLException {
+        Connection admin = c.admin();
+        String schema = c.schema();
+        Stream<byte[]> full = c.sluice().stream("bench.backlog");
+        Stream<byte[]> empty = c.sluice().stream("bench.empty");
+        StreamInfo a = full.register(StreamConfig.defaults());
+        StreamInfo b = empty.register(StreamConfig.defaults());
 
-                    listener.phase(1, "writing " + o.size() + " messages into the backlog");
-                    long fillStart = System.nanoTime();
-                    fill(admin, schema, a, 0, o.size(), o.payloadBytes());
-                    double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
-                    // The history working set: K more after the backlog, for a group that starts past it.
-                    fill(admin, schema, a, o.size(), o.messages(), o.payloadBytes());
-                    fill(admin, schema, b, 0, o.messages(), o.payloadBytes());
-                    // As autovacuum would after a bulk load; fresh statistics for both logs alike.
-                    Bench.execute(admin, "ANALYZE " + log(schema, a));
-                    Bench.execute(admin, "ANALYZE " + log(schema, b));
-                    Bench.checkpoint(admin);
+        c.listener().phase(1, "writing " + o.size() + " messages into the backlog");
+        long fillStart = System.nanoTime();
+        fill(admin, schema, a, 0, o.size(), o.payloadBytes());
+        double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
+        // The history working set: K more after the backlog, for a group that starts past it.
+        fill(admin, schema, a, o.size(), o.messages(), o.payloadBytes());
+        fill(admin, schema, b, 0, o.messages(), o.payloadBytes());
+        // As autovacuum would after a bulk load; fresh statistics for both logs alike.
+        Bench.execute(admin, "ANALYZE " + log(schema, a));
+        Bench.execute(admin, "ANALYZE " + log(schema, b));
+        Bench.checkpoint(admin);
 
-                    listener.phase(1, "claiming");
-                    AtomicLong lost = new AtomicLong();
-                    // One warm-up each (connections, plans, the working set's pages), not counted.
-                    claim(full, "warm-backlog", StartPosition.beginning(), o, lost);
-                    claim(full, "warm-history", StartPosition.atId(o.size() + 1), o, lost);
-                    claim(empty, "warm-empty", StartPosition.beginning(), o, lost);
-                    List<Double> backlogMs = new ArrayList<>();
-                    List<Double> emptyMs = new ArrayList<>();
-                    List<Double> historyMs = new ArrayList<>();
-                    for (int i = 1; i <= o.repeats(); i++) {
-                        // Rotate the order so that no stream always goes first after the others.
-                        for (int k = 0; k < 3; k++) {
-                            switch ((i + k) % 3) {
-                                case 0 -> backlogMs.add(claim(full, "backlog-" + i, StartPosition.beginning(), o, lost));
-                                case 1 -> emptyMs.add(claim(empty, "empty-" + i, StartPosition.beginning(), o, lost));
-                                default -> historyMs.add(claim(full, "history-" + i, StartPosition.atId(o.size() + 1), o, lost));
-                            }
-                        }
-                    }
-                    r = new Result(o, env, fillSeconds, backlogMs, emptyMs, historyMs, lost.get());
-                    listener.finished(r.runLines().get(0));
+        c.listener().phase(1, "claiming");
+        AtomicLong lost = new AtomicLong();
+        // One warm-up each (connections, plans, the working set's pages), not counted.
+        claim(full, "warm-backlog", StartPosition.beginning(), o, lost);
+        claim(full, "warm-history", StartPosition.atId(o.size() + 1), o, lost);
+        claim(empty, "warm-empty", StartPosition.beginning(), o, lost);
+        List<Double> backlogMs = new ArrayList<>();
+        List<Double> emptyMs = new ArrayList<>();
+        List<Double> historyMs = new ArrayList<>();
+        for (int i = 1; i <= o.repeats(); i++) {
+            // Rotate the order so that no stream always goes first after the others.
+            for (int k = 0; k < 3; k++) {
+                switch ((i + k) % 3) {
+                    case 0 -> backlogMs.add(claim(full, "backlog-" + i, StartPosition.beginning(), o, lost));
+                    case 1 -> emptyMs.add(claim(empty, "empty-" + i, StartPosition.beginning(), o, lost));
+                    default -> historyMs.add(claim(full, "history-" + i, StartPosition.atId(o.size() + 1), o, lost));
                 }
-                Bench.dropSchema(admin, schema);
-                return r;
-            } catch (Throwable e) {
-                Bench.dropSchemaAfter(e, admin, schema);
-                throw e;
             }
         }
+        Result r = new Result(o, c.environment(), fillSeconds, backlogMs, emptyMs, historyMs, lost.get());
+        c.listener().finished(r.runLines().get(0));
+        return r;
     }
 
     private static String log(String schema, StreamInfo s) {

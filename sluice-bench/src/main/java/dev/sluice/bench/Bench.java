@@ -3,21 +3,19 @@ package dev.sluice.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Serde;
-import dev.sluice.embedded.EmbeddedPostgresServer;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * What the scenarios after {@code produce} share: where they run (a given server or a temporary
- * embedded one), their schema of their own, the pool Sluice runs on, and small SQL helpers. The
- * conventions are {@link ProduceBenchmark}'s, so every scenario measures under the same rules.
+ * Small helpers of every scenario: the data source, schema name, environment and pool that
+ * {@link ScenarioRunner} sets up, SQL helpers, quantiles and medians. Every scenario measures under
+ * the same rules.
  */
 final class Bench {
     /** The content type Sluice stores for {@code byte[]} payloads; references write the same. */
@@ -33,28 +31,6 @@ final class Bench {
             + "compaction_rank bigint, headers jsonb, options jsonb, payload bytea NOT NULL";
 
     private Bench() {
-    }
-
-    /** The body of a benchmark, given a server. */
-    interface OnServer<T> {
-        T run(String jdbcUrl, boolean embedded) throws SQLException;
-    }
-
-    /**
-     * Runs {@code body} against {@code databaseUrl}, or against a temporary embedded PostgreSQL
-     * (durable settings) started for it and stopped afterwards when the URL is null.
-     */
-    static <T> T onServer(String databaseUrl, OnServer<T> body) {
-        try {
-            if (databaseUrl != null) {
-                return body.run(databaseUrl, false);
-            }
-            try (EmbeddedPostgresServer server = EmbeddedPostgresServer.startTemporary()) {
-                return body.run(server.jdbcUrl(), true);
-            }
-        } catch (SQLException e) {
-            throw new BenchmarkException("database error during the benchmark: " + e.getMessage(), e);
-        }
     }
 
     /** A non-pooling data source for the URL; references and the admin connection use it. */
@@ -159,11 +135,5 @@ final class Bench {
     /** The median of per-run figures picked by {@code f}. */
     static <R> double median(List<R> runs, java.util.function.ToDoubleFunction<R> f) {
         return BenchJson.median(runs.stream().map(r -> f.applyAsDouble(r)).toList());
-    }
-
-    /** Adds the environment's fields to a summary line (docs/benchmarks.md, "JSON output"). */
-    static void putEnvironment(Map<String, Object> m, ProduceBenchmark.Environment env) {
-        m.put("postgres_version", env.postgresVersion());
-        m.put("cores", env.cores());
     }
 }

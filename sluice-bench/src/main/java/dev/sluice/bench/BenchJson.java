@@ -2,7 +2,9 @@ package dev.sluice.bench;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * JSON of benchmark results: one compact object per line (docs/benchmarks.md, "JSON output"), so
@@ -40,5 +42,45 @@ public final class BenchJson {
         double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         int mid = v.length / 2;
         return v.length % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+    }
+
+    /** The head of a run line: {@code scenario}, {@code kind} = run, {@code run}. */
+    static Map<String, Object> runLine(String scenario, int run) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("scenario", scenario);
+        m.put("kind", "run");
+        m.put("run", run);
+        return m;
+    }
+
+    /**
+     * The head of a summary line: {@code scenario}, {@code kind} = summary, the figures (see
+     * {@link #putFigures}) and the environment ({@code postgres_version}, {@code cores}).
+     */
+    static Map<String, Object> summaryLine(String scenario, Object ours, Object reference, String referenceName,
+                                           Object ratio, String unit, ProduceBenchmark.Environment environment) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("scenario", scenario);
+        m.put("kind", "summary");
+        putFigures(m, ours, reference, referenceName, ratio, unit);
+        m.put("postgres_version", environment.postgresVersion());
+        m.put("cores", environment.cores());
+        return m;
+    }
+
+    /**
+     * {@code ours}, {@code reference}, {@code reference_name} (left out when null: a scenario without a
+     * reference), {@code ratio} and {@code unit}, rounded by the caller.
+     */
+    static Map<String, Object> putFigures(Map<String, Object> m, Object ours, Object reference, String referenceName,
+                                          Object ratio, String unit) {
+        m.put("ours", ours);
+        m.put("reference", reference);
+        if (referenceName != null) {
+            m.put("reference_name", referenceName);
+        }
+        m.put("ratio", ratio);
+        m.put("unit", unit);
+        return m;
     }
 }

@@ -1,17 +1,14 @@
 package dev.sluice.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.ConsumeOptions;
 import dev.sluice.ConsumerGroup;
 import dev.sluice.Consumption;
 import dev.sluice.GroupConfig;
 import dev.sluice.Outcome;
-import dev.sluice.Sluice;
 import dev.sluice.Stream;
 import dev.sluice.StreamConfig;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -27,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
-import javax.sql.DataSource;
 
 /**
  * The {@code idle} benchmark: G consumer groups (default 20) of one stream, each with a live
@@ -53,6 +49,10 @@ import javax.sql.DataSource;
  *
  * <p>Everything on the database counts, so use a server nobody else uses at the time (the embedded one
  * is). There is no reference: the target is near zero.
+ *
+ * <p>It also reports the consuming process's footprint ({@link ClientFootprint}): its live threads
+ * before any consumption started and their peak over the window, and the heap per group, the used heap
+ * after a full GC with the consumptions running minus the same before they started, divided by G.
  */
 public final class IdleBenchmark {
     /** The scenario name in results. */
@@ -130,10 +130,17 @@ public final class IdleBenchmark {
      *                            0 means no client statement wrote anything, so none took a transaction id
      * @param topStatements       the most frequent statements of the window (calls, query text shortened)
      * @param deliveries          handler calls of the idle consumers (must be 0: nothing was produced)
+     * @param threadsBaseline     live JVM threads of this process after the groups were registered, before any
+     *                            consumption started
+     * @param threads             the most live JVM threads of this process at once during the window, with every
+     *                            consumption started and settled
+     * @param heapBaselineBytes   heap in use after a full GC before any consumption started
+     * @param heapBytes           heap in use after a full GC right after the window, every consumption still running
      */
     public record Result(Options options, ProduceBenchmark.Environment environment, double seconds,
                          String statementSource, long statements, long transactions, long xids, long autovacuumRuns,
-                         Long statementWalRecords, List<Map<String, Object>> topStatements, long deliveries)
+                         Long statementWalRecords, List<Map<String, Object>> topStatements, long deliveries,
+                         int threadsBaseline, int threads, long heapBaselineBytes, long heapBytes)
             implements ScenarioResult {
         public Result {
             topStatements = List.copyOf(topStatements);
@@ -149,6 +156,14 @@ public final class IdleBenchmark {
             return xids / seconds / options.groups();
         }
 
+        /**
+         * Heap per idle group: (heap with the consumptions running − heap before them) ÷ groups, both after a
+         * full GC; rounded to whole bytes.
+         */
+        public long heapBytesPerGroup() {
+            return Math.round((heapBytes - heapBaselineBytes) / (double) options.groups());
+        }
+
         /** Transactions per second per idle group (approximate). */
         public double transactionsPerSecondPerGroup() {
             return transactions / seconds / options.groups();
@@ -156,10 +171,7 @@ public final class IdleBenchmark {
 
         @Override
         public List<Map<String, Object>> runLines() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "run");
-            m.put("run", 1);
+            Map<String, Object> m = BenchJson.runLine(SCENARIO, 1);
             m.put("statements", statements);
             m.put("transactions", transactions);
             m.put("xids", xids);
@@ -167,19 +179,14 @@ public final class IdleBenchmark {
             m.put("statement_wal_records", statementWalRecords);
             m.put("window_s", BenchJson.round(seconds, 3));
             m.put("top_statements", topStatements);
+            putFootprint(m);
             return List.of(m);
         }
 
         @Override
         public Map<String, Object> summary() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "summary");
-            m.put("ours", BenchJson.round(statementsPerSecondPerGroup(), 4));
-            m.put("reference", null);
-            m.put("ratio", null);
-            m.put("unit", UNIT);
-            Bench.putEnvironment(m, environment);
+            Map<String, Object> m = BenchJson.summaryLine(SCENARIO, BenchJson.round(statementsPerSecondPerGroup(), 4),
+                    null, null, null, UNIT, environment);
             m.put("duration_s", options.duration().toNanos() / 1e9);
             m.put("groups", options.groups());
             m.put("stmts_per_s_per_group", BenchJson.round(statementsPerSecondPerGroup(), 4));
@@ -192,7 +199,15 @@ public final class IdleBenchmark {
             m.put("statement_wal_records", statementWalRecords);
             m.put("warmup_s", options.warmup().toNanos() / 1e9);
             m.put("embedded", environment.embedded());
+            putFootprint(m);
             return m;
+        }
+
+        /** The client's footprint (docs/benchmarks.md, "sluice bench idle"): threads, then heap per group. */
+        private void putFootprint(Map<String, Object> m) {
+            m.put("threads", threads);
+            m.put("threads_baseline", threadsBaseline);
+            m.put("heap_bytes_per_group", heapBytesPerGroup());
         }
 
         @Override
@@ -210,28 +225,18 @@ public final class IdleBenchmark {
     /** Runs the benchmark, reporting progress to {@code listener}. */
     public Result run(Options options, ScenarioListener listener) {
         Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(listener, "listener");
-        try {
-            if (options.databaseUrl() != null) {
-                return runOn(options.databaseUrl(), false, options, listener);
-            }
-            try (EmbeddedPostgres pg = startWithStatements()) {
-                return runOn("jdbc:postgresql://localhost:" + pg.getPort() + "/postgres?user=postgres", true, options,
-                        listener);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("the embedded PostgreSQL failed", e);
-        } catch (SQLException e) {
-            throw new BenchmarkException("database error during the idle benchmark: " + e.getMessage(), e);
-        }
+        // A small pool, as a service would have: idle consumers borrow a connection only to poll.
+        ScenarioRunner.Setup setup = ScenarioRunner.Setup.of(options.databaseUrl(), "the idle benchmark", 6)
+                .startingWith(IdleBenchmark::startWithStatements);
+        return ScenarioRunner.run(setup, listener, c -> measure(c, options));
     }
 
     /**
      * A temporary embedded PostgreSQL with pg_stat_statements loaded, otherwise configured as
      * {@code EmbeddedPostgresServer} is (durable, loopback only), whose settings cannot load a library.
      */
-    private static EmbeddedPostgres startWithStatements() throws IOException {
-        return EmbeddedPostgres.builder()
+    private static ScenarioRunner.TemporaryServer startWithStatements() throws IOException {
+        EmbeddedPostgres pg = EmbeddedPostgres.builder()
                 .setDataDirectory(Files.createTempDirectory("sluice-pg-idle-"))
                 .setCleanDataDirectory(true)
                 .setServerConfig("fsync", "on")
@@ -243,55 +248,56 @@ public final class IdleBenchmark {
                 .setLocaleConfig("locale", "C")
                 .setPGStartupWait(Duration.ofSeconds(60))
                 .start();
+        return new ScenarioRunner.TemporaryServer() {
+            @Override
+            public String jdbcUrl() {
+                return "jdbc:postgresql://localhost:" + pg.getPort() + "/postgres?user=postgres";
+            }
+
+            @Override
+            public void close() throws IOException {
+                pg.close();
+            }
+        };
     }
 
-    private Result runOn(String url, boolean embedded, Options o, ScenarioListener listener) throws SQLException {
-        DataSource ds = Bench.dataSource(url);
-        String schema = Bench.schemaName();
-        try (Connection admin = ds.getConnection()) {
-            admin.setAutoCommit(true);
-            ProduceBenchmark.Environment env = Bench.environment(admin, embedded, schema);
-            listener.started(env);
-            try {
-                Result r;
-                // A small pool, as a service would have: idle consumers borrow a connection only to poll.
-                try (HikariDataSource pool = Bench.pool(ds, 6, "sluice-bench");
-                     Sluice sluice = Sluice.builder().dataSource(pool).schema(schema).allowDestroy(true)
-                             .clientId("sluice-bench").build()) {
-                    Stream<byte[]> stream = sluice.stream("bench.idle");
-                    stream.register(StreamConfig.defaults());
-                    String pgss = statementsView(admin, schema);
-                    List<ConsumerGroup<byte[]>> groups = new ArrayList<>();
-                    for (int g = 1; g <= o.groups(); g++) {
-                        ConsumerGroup<byte[]> group = stream.consumerGroup("idle-" + g);
-                        group.register(GroupConfig.defaults());
-                        groups.add(group);
-                    }
-                    AtomicLong deliveries = new AtomicLong();
-                    List<Consumption> consumptions = new ArrayList<>();
-                    try {
-                        listener.phase(1, "starting " + o.groups() + " consumers");
-                        for (ConsumerGroup<byte[]> group : groups) {
-                            consumptions.add(group.consume(m -> {
-                                deliveries.incrementAndGet();
-                                return Outcome.success();
-                            }, ConsumeOptions.defaults()));
-                        }
-                        sleep(o.warmup());
-                        listener.phase(1, "idle window");
-                        r = measure(admin, pgss, o, env, deliveries);
-                    } finally {
-                        consumptions.forEach(Consumption::close);
-                    }
-                    listener.finished(r.runLines().get(0));
-                }
-                Bench.dropSchema(admin, schema);
-                return r;
-            } catch (Throwable e) {
-                Bench.dropSchemaAfter(e, admin, schema);
-                throw e;
-            }
+    private Result measure(ScenarioRunner.Context c, Options o) throws SQLException {
+        Stream<byte[]> stream = c.sluice().stream("bench.idle");
+        stream.register(StreamConfig.defaults());
+        String pgss = statementsView(c.admin(), c.schema());
+        List<ConsumerGroup<byte[]>> groups = new ArrayList<>();
+        for (int g = 1; g <= o.groups(); g++) {
+            ConsumerGroup<byte[]> group = stream.consumerGroup("idle-" + g);
+            group.register(GroupConfig.defaults());
+            groups.add(group);
         }
+        AtomicLong deliveries = new AtomicLong();
+        List<Consumption> consumptions = new ArrayList<>();
+        Result r;
+        // The client's footprint before any consumption: live threads, and the heap after a full GC.
+        ClientFootprint before = ClientFootprint.now();
+        try {
+            c.listener().phase(1, "starting " + o.groups() + " consumers");
+            for (ConsumerGroup<byte[]> group : groups) {
+                consumptions.add(group.consume(m -> {
+                    deliveries.incrementAndGet();
+                    return Outcome.success();
+                }, ConsumeOptions.defaults()));
+            }
+            sleep(o.warmup());
+            c.listener().phase(1, "idle window");
+            ClientFootprint.resetPeakThreads();
+            Window w = window(c.admin(), pgss, o);
+            // The peak of the window, then the heap with every consumption still running.
+            ClientFootprint during = ClientFootprint.now();
+            r = new Result(o, c.environment(), w.seconds(), w.source(), w.statements(), w.transactions(), w.xids(),
+                    w.autovacuumRuns(), w.walRecords(), w.top(), deliveries.get(), before.threads(),
+                    during.peakThreads(), before.usedHeap(), during.usedHeap());
+        } finally {
+            consumptions.forEach(Consumption::close);
+        }
+        c.listener().finished(r.runLines().get(0));
+        return r;
     }
 
     /**
@@ -326,8 +332,12 @@ public final class IdleBenchmark {
                             long autovacuum) {
     }
 
-    private Result measure(Connection admin, String pgss, Options o, ProduceBenchmark.Environment env, AtomicLong deliveries)
-            throws SQLException {
+    /** What the server executed in the window. */
+    private record Window(double seconds, String source, long statements, long transactions, long xids,
+                          long autovacuumRuns, Long walRecords, List<Map<String, Object>> top) {
+    }
+
+    private Window window(Connection admin, String pgss, Options o) throws SQLException {
         // Order: statements, autovacuum runs, transactions, xid ... window ... xid, statements, autovacuum runs,
         // transactions: the meter's own transactions between the two transaction reads are known (below).
         Snapshot before = snapshot(admin, pgss);
@@ -375,8 +385,8 @@ public final class IdleBenchmark {
         }
         // xid1 is the end read's own id; xid0 + 1 .. xid1 - 1 were taken by everybody else.
         long xids = Math.max(0, xid1 - xid0 - 1);
-        return new Result(o, env, seconds, source, statements, transactions, xids,
-                Math.max(0, after.autovacuum() - before.autovacuum()), walRecords, top, deliveries.get());
+        return new Window(seconds, source, statements, transactions, xids,
+                Math.max(0, after.autovacuum() - before.autovacuum()), walRecords, top);
     }
 
     private static Snapshot snapshot(Connection admin, String pgss) throws SQLException {

@@ -1,10 +1,7 @@
 package dev.sluice.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.ProducerConfig;
-import dev.sluice.Sluice;
 import dev.sluice.StreamConfig;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import javax.sql.DataSource;
 
 /**
  * The {@code latency} benchmark: one producer sends R messages per second (default 200) at a fixed
@@ -210,15 +206,9 @@ public final class LatencyBenchmark {
         }
 
         Map<String, Object> toJson(Options o) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "run");
-            m.put("run", run);
-            m.put("ours", BenchJson.round(wakeups.p50Ms(), 2));
-            m.put("reference", BenchJson.round(pollOnly.p50Ms(), 2));
-            m.put("reference_name", REFERENCE);
-            m.put("ratio", BenchJson.round(ratio(), 4));
-            m.put("unit", UNIT);
+            Map<String, Object> m = BenchJson.putFigures(BenchJson.runLine(SCENARIO, run),
+                    BenchJson.round(wakeups.p50Ms(), 2), BenchJson.round(pollOnly.p50Ms(), 2), REFERENCE,
+                    BenchJson.round(ratio(), 4), UNIT);
             m.put("duration_s", o.duration().toNanos() / 1e9);
             m.putAll(wakeups.toJson(""));
             m.putAll(pollOnly.toJson("poll_only_"));
@@ -275,15 +265,8 @@ public final class LatencyBenchmark {
 
         @Override
         public Map<String, Object> summary() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "summary");
-            m.put("ours", BenchJson.round(p50Ms(), 2));
-            m.put("reference", BenchJson.round(pollOnlyP50Ms(), 2));
-            m.put("reference_name", REFERENCE);
-            m.put("ratio", BenchJson.round(ratio(), 4));
-            m.put("unit", UNIT);
-            Bench.putEnvironment(m, environment);
+            Map<String, Object> m = BenchJson.summaryLine(SCENARIO, BenchJson.round(p50Ms(), 2),
+                    BenchJson.round(pollOnlyP50Ms(), 2), REFERENCE, BenchJson.round(ratio(), 4), UNIT, environment);
             m.put("duration_s", options.duration().toNanos() / 1e9);
             m.put("p50_ms", BenchJson.round(p50Ms(), 2));
             m.put("p95_ms", BenchJson.round(Bench.median(runs, r -> r.wakeups().p95Ms()), 2));
@@ -336,43 +319,23 @@ public final class LatencyBenchmark {
     /** Runs the benchmark, reporting progress to {@code listener}. */
     public Result run(Options options, ScenarioListener listener) {
         Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(listener, "listener");
-        return Bench.onServer(options.databaseUrl(), (url, embedded) -> runOn(url, embedded, options, listener));
+        // The producer's transactions in flight, the claim loop and a completing handler, the LISTEN
+        // session connection, and one spare.
+        int poolSize = ProducerConfig.defaults().maxInFlight() + 4;
+        return ScenarioRunner.run(ScenarioRunner.Setup.of(options.databaseUrl(), "the benchmark", poolSize), listener,
+                c -> measure(c, options));
     }
 
-    private Result runOn(String url, boolean embedded, Options o, ScenarioListener listener) throws SQLException {
-        DataSource ds = Bench.dataSource(url);
-        String schema = Bench.schemaName();
-        try (Connection admin = ds.getConnection()) {
-            admin.setAutoCommit(true);
-            ProduceBenchmark.Environment env = Bench.environment(admin, embedded, schema);
-            listener.started(env);
-            List<RunResult> runs = new ArrayList<>();
-            try {
-                ProducerConfig producerConfig = ProducerConfig.defaults();
-                // The producer's transactions in flight, the claim loop and a completing handler, the
-                // LISTEN session connection, and one spare.
-                try (HikariDataSource pool = Bench.pool(ds, producerConfig.maxInFlight() + 4, "sluice-bench");
-                     Sluice sluice = Sluice.builder().dataSource(pool).schema(schema).allowDestroy(true)
-                             .clientId("sluice-bench").build()) {
-                    for (int run = 1; run <= o.runs(); run++) {
-                        listener.phase(run, "wake-ups");
-                        LatencyPhase.Measured wake = LatencyPhase.measure(sluice, admin, url, run, true, o.pinned(), o,
-                                listener);
-                        listener.phase(run, REFERENCE);
-                        LatencyPhase.Measured poll = LatencyPhase.measure(sluice, admin, url, run, false, false, o,
-                                listener);
-                        RunResult r = new RunResult(run, wake.window(), poll.window(), wake.pinned(), wake.pin());
-                        runs.add(r);
-                        listener.finished(r.toJson(o));
-                    }
-                }
-            } catch (Throwable e) {
-                Bench.dropSchemaAfter(e, admin, schema);
-                throw e;
-            }
-            Bench.dropSchema(admin, schema);
-            return new Result(o, env, runs);
-        }
+    private Result measure(ScenarioRunner.Context c, Options o) throws SQLException {
+        List<RunResult> runs = c.runs(o.runs(), run -> {
+            c.listener().phase(run, "wake-ups");
+            LatencyPhase.Measured wake = LatencyPhase.measure(c.sluice(), c.admin(), c.url(), run, true, o.pinned(), o,
+                    c.listener());
+            c.listener().phase(run, REFERENCE);
+            LatencyPhase.Measured poll = LatencyPhase.measure(c.sluice(), c.admin(), c.url(), run, false, false, o,
+                    c.listener());
+            return new RunResult(run, wake.window(), poll.window(), wake.pinned(), wake.pin());
+        }, r -> c.listener().finished(r.toJson(o)));
+        return new Result(o, c.environment(), runs);
     }
 }

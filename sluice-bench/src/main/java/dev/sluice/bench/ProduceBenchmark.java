@@ -1,32 +1,23 @@
 package dev.sluice.bench;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.ProduceOptions;
 import dev.sluice.Produced;
 import dev.sluice.Producer;
 import dev.sluice.ProducerConfig;
-import dev.sluice.Serde;
 import dev.sluice.Sluice;
 import dev.sluice.Stream;
 import dev.sluice.StreamConfig;
-import dev.sluice.embedded.EmbeddedPostgresServer;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.ToDoubleFunction;
 import javax.sql.DataSource;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The {@code produce} benchmark: N caller threads share one {@link Producer} and produce payloads
@@ -52,11 +43,6 @@ public final class ProduceBenchmark {
     public static final String UNIT = "msgs/s";
     /** The name of the reference. */
     public static final String REFERENCE = "raw-insert";
-
-    /** The content type Sluice stores for {@code byte[]} payloads; the reference writes the same. */
-    private static final String CONTENT_TYPE = Serde.bytes().contentType();
-    /** The schema version Sluice stores for an unannotated payload type; the reference writes the same. */
-    private static final int SCHEMA_VERSION = 1;
 
     /**
      * What to run.
@@ -172,15 +158,8 @@ public final class ProduceBenchmark {
 
         /** This run as one JSON-ready object (a line before the summary). */
         public Map<String, Object> toJson(Options options) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "run");
-            m.put("run", run);
-            m.put("ours", BenchJson.round(ours, 1));
-            m.put("reference", BenchJson.round(reference, 1));
-            m.put("reference_name", REFERENCE);
-            m.put("ratio", BenchJson.round(ratio, 3));
-            m.put("unit", UNIT);
+            Map<String, Object> m = BenchJson.putFigures(BenchJson.runLine(SCENARIO, run), BenchJson.round(ours, 1),
+                    BenchJson.round(reference, 1), REFERENCE, BenchJson.round(ratio, 3), UNIT);
             m.put("batch_size", BenchJson.round(batchSize, 2));
             m.put("reference_batch_size", BenchJson.round(referenceBatchSize, 2));
             m.put("reference_connections", referenceConnections);
@@ -211,19 +190,15 @@ public final class ProduceBenchmark {
      * @param batchSize   median of the mean batch sizes
      */
     public record Result(Options options, Environment environment, List<RunResult> runs, double ours,
-                         double reference, double ratio, double batchSize) {
+                         double reference, double ratio, double batchSize) implements ScenarioResult {
         public Result {
             runs = List.copyOf(runs);
         }
 
         static Result of(Options options, Environment environment, List<RunResult> runs) {
-            return new Result(options, environment, runs, median(runs, RunResult::ours),
-                    median(runs, RunResult::reference), median(runs, RunResult::ratio),
-                    median(runs, RunResult::batchSize));
-        }
-
-        private static double median(List<RunResult> runs, ToDoubleFunction<RunResult> f) {
-            return BenchJson.median(runs.stream().map(r -> f.applyAsDouble(r)).toList());
+            return new Result(options, environment, runs, Bench.median(runs, RunResult::ours),
+                    Bench.median(runs, RunResult::reference), Bench.median(runs, RunResult::ratio),
+                    Bench.median(runs, RunResult::batchSize));
         }
 
         /** Messages lost across all runs (committed per the producer, missing from the log); must be 0. */
@@ -231,18 +206,22 @@ public final class ProduceBenchmark {
             return runs.stream().mapToLong(RunResult::lost).sum();
         }
 
+        @Override
+        public List<Map<String, Object>> runLines() {
+            return runs.stream().map(r -> r.toJson(options)).toList();
+        }
+
+        @Override
+        public List<String> problems() {
+            return lost() == 0 ? List.of()
+                    : List.of(lost() + " messages were reported committed but are missing from the log");
+        }
+
         /** The summary line (docs/benchmarks.md, "JSON output"). */
+        @Override
         public Map<String, Object> summary() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "summary");
-            m.put("ours", BenchJson.round(ours, 1));
-            m.put("reference", BenchJson.round(reference, 1));
-            m.put("reference_name", REFERENCE);
-            m.put("ratio", BenchJson.round(ratio, 3));
-            m.put("unit", UNIT);
-            m.put("postgres_version", environment.postgresVersion());
-            m.put("cores", environment.cores());
+            Map<String, Object> m = BenchJson.summaryLine(SCENARIO, BenchJson.round(ours, 1),
+                    BenchJson.round(reference, 1), REFERENCE, BenchJson.round(ratio, 3), UNIT, environment);
             m.put("duration_s", options.duration().toNanos() / 1e9);
             m.put("warmup_s", options.warmup().toNanos() / 1e9);
             m.put("batch_size", BenchJson.round(batchSize, 2));
@@ -257,13 +236,13 @@ public final class ProduceBenchmark {
         }
     }
 
-    /** Progress callbacks (all optional), called on the thread that runs the benchmark. */
-    public interface Listener {
-        /** The server is reachable; runs begin. */
-        default void started(Environment environment) {
-        }
-
+    /**
+     * Progress callbacks (all optional), called on the thread that runs the benchmark: those of every
+     * scenario, and each finished run as a {@link RunResult} (right after {@link #finished(Map) its line}).
+     */
+    public interface Listener extends ScenarioListener {
         /** A phase ({@code "ours"} or {@link #REFERENCE}) of a run begins. */
+        @Override
         default void phase(int run, String phase) {
         }
 
@@ -281,72 +260,31 @@ public final class ProduceBenchmark {
     /** Runs the benchmark, reporting progress to {@code listener}. */
     public Result run(Options options, Listener listener) {
         Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(listener, "listener");
-        if (options.databaseUrl() != null) {
-            return runOn(options.databaseUrl(), false, options, listener);
-        }
-        try (EmbeddedPostgresServer server = EmbeddedPostgresServer.startTemporary()) {
-            return runOn(server.jdbcUrl(), true, options, listener);
-        }
+        // The producer's transactions in flight, and two spare.
+        ScenarioRunner.Setup setup = ScenarioRunner.Setup.of(options.databaseUrl(), "the produce benchmark",
+                ProducerConfig.defaults().maxInFlight() + 2);
+        return ScenarioRunner.run(setup, listener, c -> measure(c, options, listener));
     }
 
-    private Result runOn(String url, boolean embedded, Options o, Listener listener) {
-        // Both sides open connections through the same driver with the same URL (same settings).
-        PGSimpleDataSource ds = new PGSimpleDataSource();
-        ds.setUrl(url);
-        String schema = "bench_" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 1);
-        try (Connection admin = ds.getConnection()) {
-            admin.setAutoCommit(true);
-            Environment env = new Environment(serverVersion(admin), Runtime.getRuntime().availableProcessors(),
-                    embedded, schema);
-            listener.started(env);
-            List<RunResult> runs = new ArrayList<>();
-            try {
-                // Sluice runs on a pool, as its docs recommend for anything but one-off tools: without
-                // one every batch would open a connection, which measures the DataSource, not Sluice.
-                ProducerConfig producerConfig = ProducerConfig.defaults();
-                try (HikariDataSource pool = pool(ds, producerConfig.maxInFlight() + 2);
-                     Sluice sluice = Sluice.builder().dataSource(pool).schema(schema).allowDestroy(true)
-                             .clientId("sluice-bench").build()) {
-                    for (int run = 1; run <= o.runs(); run++) {
-                        listener.phase(run, "ours");
-                        OursPhase ours = ours(sluice, producerConfig, admin, schema, run, o);
-                        listener.phase(run, REFERENCE);
-                        ReferencePhase ref = reference(ds, admin, schema, run, ours.batchSize(),
-                                producerConfig.maxInFlight(), o);
-                        double oursRate = ours.windowMessages() / ours.seconds();
-                        double refRate = ref.windowRows() / ref.seconds();
-                        RunResult r = new RunResult(run, oursRate, refRate, oursRate / refRate, ours.batchSize(),
-                                ref.windowBatchSize(), producerConfig.maxInFlight(), ours.windowMessages(),
-                                ref.windowRows(), ours.seconds(), ours.produced(), ours.duplicates(), ours.logRows(),
-                                ref.committed(), ref.tableRows());
-                        runs.add(r);
-                        listener.finished(r);
-                    }
-                }
-            } catch (Throwable e) {
-                // Leave nothing behind on the user's database, and keep the first failure as the one reported.
-                try {
-                    dropSchema(admin, schema);
-                } catch (RuntimeException cleanup) {
-                    e.addSuppressed(cleanup);
-                }
-                throw e;
-            }
-            dropSchema(admin, schema);
-            return Result.of(o, env, runs);
-        } catch (SQLException e) {
-            throw new BenchmarkException("database error during the produce benchmark: " + e.getMessage(), e);
-        }
-    }
-
-    private static HikariDataSource pool(DataSource ds, int size) {
-        HikariConfig c = new HikariConfig();
-        c.setDataSource(ds);
-        c.setPoolName("sluice-bench");
-        c.setMaximumPoolSize(size);
-        c.setMinimumIdle(size);
-        return new HikariDataSource(c);
+    /** Each run: ours, then the reference with the batch size ours reached. */
+    private Result measure(ScenarioRunner.Context c, Options o, Listener listener) throws SQLException {
+        ProducerConfig producerConfig = ProducerConfig.defaults();
+        List<RunResult> runs = c.runs(o.runs(), run -> {
+            listener.phase(run, "ours");
+            OursPhase ours = ours(c.sluice(), producerConfig, c.admin(), c.schema(), run, o);
+            listener.phase(run, REFERENCE);
+            ReferencePhase ref = reference(c.dataSource(), c.admin(), c.schema(), run, ours.batchSize(),
+                    producerConfig.maxInFlight(), o);
+            double oursRate = ours.windowMessages() / ours.seconds();
+            double refRate = ref.windowRows() / ref.seconds();
+            return new RunResult(run, oursRate, refRate, oursRate / refRate, ours.batchSize(), ref.windowBatchSize(),
+                    producerConfig.maxInFlight(), ours.windowMessages(), ref.windowRows(), ours.seconds(),
+                    ours.produced(), ours.duplicates(), ours.logRows(), ref.committed(), ref.tableRows());
+        }, r -> {
+            listener.finished(r.toJson(o));
+            listener.finished(r);
+        });
+        return Result.of(o, c.environment(), runs);
     }
 
     // ---------------------------------------------------------------- ours
@@ -369,8 +307,8 @@ public final class ProduceBenchmark {
         Stream<byte[]> stream = sluice.stream("bench.produce-" + run);
         stream.register(StreamConfig.defaults());
         long streamId = stream.get().orElseThrow(() -> new BenchmarkException("the stream vanished after registration")).id();
-        String log = quote(schema) + ".message_log_" + streamId;
-        checkpoint(admin);
+        String log = Bench.quote(schema) + ".message_log_" + streamId;
+        Bench.checkpoint(admin);
 
         CallerTally[] tallies = new CallerTally[o.callers()];
         for (int i = 0; i < tallies.length; i++) {
@@ -380,7 +318,7 @@ public final class ProduceBenchmark {
         try (Producer<byte[]> producer = stream.producer(config)) {
             phase.run(o.callers(), "bench-caller-", i -> {
                 CallerTally t = tallies[i];
-                byte[] payload = randomBytes(o.payloadBytes());
+                byte[] payload = Bench.randomBytes(o.payloadBytes());
                 // Unique per stream and caller; the key is built per message like an application would.
                 String keyPrefix = o.idempotencyKeys() ? "r" + run + "-c" + i + "-" : null;
                 long seq = 0;
@@ -417,7 +355,7 @@ public final class ProduceBenchmark {
         if (window == 0) {
             throw new BenchmarkException("no message was produced inside the measured window of run " + run);
         }
-        long logRows = count(admin, "SELECT count(*) FROM " + log);
+        long logRows = Bench.queryLong(admin, "SELECT count(*) FROM " + log);
         // The batch size actually achieved, read back from the database: each batch is one transaction,
         // so messages per distinct inserting xid over the rows of the window (the ids our callers got).
         double batchSize;
@@ -463,15 +401,12 @@ public final class ProduceBenchmark {
         if (!(meanBatch >= 1)) {
             throw new BenchmarkException("mean batch size " + meanBatch + " of run " + run + " is below 1");
         }
-        String table = quote(schema) + ".raw_insert_" + run;
+        String table = Bench.quote(schema) + ".raw_insert_" + run;
         try (Statement s = admin.createStatement()) {
             // The columns, types and defaults of message_log_<id> (unpartitioned: the plain-table floor).
-            s.execute("CREATE TABLE " + table + " ("
-                    + "id bigserial PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), "
-                    + "schema_version int NOT NULL DEFAULT 1, content_type text, routing_key text, message_key text, "
-                    + "compaction_rank bigint, headers jsonb, options jsonb, payload bytea NOT NULL)");
+            s.execute("CREATE TABLE " + table + " (" + Bench.LOG_COLUMNS + ")");
         }
-        checkpoint(admin);
+        Bench.checkpoint(admin);
         String insert = "INSERT INTO " + table + " (schema_version, content_type, payload) "
                 + "SELECT * FROM unnest(?::int[], ?::text[], ?::bytea[])";
         int low = (int) Math.floor(meanBatch);
@@ -521,7 +456,7 @@ public final class ProduceBenchmark {
             window += t.windowRows;
             windowTransactions += t.windowTransactions;
         }
-        long tableRows = count(admin, "SELECT count(*) FROM " + table);
+        long tableRows = Bench.queryLong(admin, "SELECT count(*) FROM " + table);
         try (Statement s = admin.createStatement()) {
             s.execute("DROP TABLE " + table);
         }
@@ -537,58 +472,12 @@ public final class ProduceBenchmark {
             Integer[] versions = new Integer[n];
             String[] types = new String[n];
             byte[][] payloads = new byte[n][];
-            Arrays.fill(versions, SCHEMA_VERSION);
-            Arrays.fill(types, CONTENT_TYPE);
+            Arrays.fill(versions, Bench.SCHEMA_VERSION);
+            Arrays.fill(types, Bench.CONTENT_TYPE);
             for (int k = 0; k < n; k++) {
-                payloads[k] = randomBytes(payloadBytes);
+                payloads[k] = Bench.randomBytes(payloadBytes);
             }
             return new Rows(versions, types, payloads);
-        }
-    }
-
-    // ---------------------------------------------------------------- helpers
-
-    private static byte[] randomBytes(int n) {
-        byte[] b = new byte[n];
-        ThreadLocalRandom.current().nextBytes(b);
-        return b;
-    }
-
-    private static String quote(String identifier) {
-        return '"' + identifier.replace("\"", "\"\"") + '"';
-    }
-
-    private static long count(Connection c, String sql) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    private static String serverVersion(Connection c) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW server_version")) {
-            rs.next();
-            return rs.getString(1);
-        }
-    }
-
-    /**
-     * Flushes dirty buffers before each phase so that neither side pays for the other's checkpoint.
-     * Needs superuser or pg_checkpoint; on a server that refuses, the phases run without it.
-     */
-    private static void checkpoint(Connection c) {
-        try (Statement s = c.createStatement()) {
-            s.execute("CHECKPOINT");
-        } catch (SQLException e) {
-            // Not allowed for this role: measure anyway (documented in docs/benchmarks.md).
-        }
-    }
-
-    private static void dropSchema(Connection c, String schema) {
-        try (Statement s = c.createStatement()) {
-            s.execute("DROP SCHEMA IF EXISTS " + quote(schema) + " CASCADE");
-        } catch (SQLException e) {
-            throw new BenchmarkException("could not drop the benchmark schema " + schema + ": " + e.getMessage(), e);
         }
     }
 }

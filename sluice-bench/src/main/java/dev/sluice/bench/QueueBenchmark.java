@@ -1,7 +1,5 @@
 package dev.sluice.bench;
 
-import com.zaxxer.hikari.HikariDataSource;
-import dev.sluice.JobHandle;
 import dev.sluice.NewJob;
 import dev.sluice.Queue;
 import dev.sluice.QueueOptions;
@@ -17,7 +15,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -174,15 +171,9 @@ public final class QueueBenchmark {
         }
 
         Map<String, Object> toJson(Options o) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "run");
-            m.put("run", run);
-            m.put("ours", BenchJson.round(drainPerSecond, 1));
-            m.put("reference", BenchJson.round(rawSkipLockedPerSecond, 1));
-            m.put("reference_name", REFERENCE);
-            m.put("ratio", BenchJson.round(ratio(), 3));
-            m.put("unit", UNIT);
+            Map<String, Object> m = BenchJson.putFigures(BenchJson.runLine(SCENARIO, run),
+                    BenchJson.round(drainPerSecond, 1), BenchJson.round(rawSkipLockedPerSecond, 1), REFERENCE,
+                    BenchJson.round(ratio(), 3), UNIT);
             m.put("enqueue_per_s", BenchJson.round(enqueuePerSecond, 1));
             m.put("raw_insert_per_s", BenchJson.round(rawInsertPerSecond, 1));
             m.put("enqueue_ratio", BenchJson.round(enqueueRatio(), 3));
@@ -214,15 +205,10 @@ public final class QueueBenchmark {
 
         @Override
         public Map<String, Object> summary() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", SCENARIO);
-            m.put("kind", "summary");
-            m.put("ours", BenchJson.round(Bench.median(runs, RunResult::drainPerSecond), 1));
-            m.put("reference", BenchJson.round(Bench.median(runs, RunResult::rawSkipLockedPerSecond), 1));
-            m.put("reference_name", REFERENCE);
-            m.put("ratio", BenchJson.round(Bench.median(runs, RunResult::ratio), 3));
-            m.put("unit", UNIT);
-            Bench.putEnvironment(m, environment);
+            Map<String, Object> m = BenchJson.summaryLine(SCENARIO,
+                    BenchJson.round(Bench.median(runs, RunResult::drainPerSecond), 1),
+                    BenchJson.round(Bench.median(runs, RunResult::rawSkipLockedPerSecond), 1), REFERENCE,
+                    BenchJson.round(Bench.median(runs, RunResult::ratio), 3), UNIT, environment);
             // The drain has no fixed window: its duration is the work's (median seconds of our drain).
             m.put("duration_s", BenchJson.round(Bench.median(runs, r -> options.jobs() / r.drainPerSecond()), 2));
             m.put("enqueue_per_s", BenchJson.round(Bench.median(runs, RunResult::enqueuePerSecond), 1));
@@ -270,47 +256,30 @@ public final class QueueBenchmark {
     /** Runs the benchmark, reporting progress to {@code listener}. */
     public Result run(Options options, ScenarioListener listener) {
         Objects.requireNonNull(options, "options");
-        Objects.requireNonNull(listener, "listener");
-        return Bench.onServer(options.databaseUrl(), (url, embedded) -> runOn(url, embedded, options, listener));
+        // Enqueue callers or handler slots, plus the worker's claim loop and completer, and the client's
+        // LISTEN session (the peers' pool of 10 at the defaults).
+        int poolSize = Math.max(options.enqueueCallers(), options.workers()) + 2;
+        return ScenarioRunner.run(ScenarioRunner.Setup.of(options.databaseUrl(), "the benchmark", poolSize)
+                .keepingStreams(), listener, c -> measure(c, options));
     }
 
-    private Result runOn(String url, boolean embedded, Options o, ScenarioListener listener) throws SQLException {
-        DataSource ds = Bench.dataSource(url);
-        String schema = Bench.schemaName();
-        try (Connection admin = ds.getConnection()) {
-            admin.setAutoCommit(true);
-            ProduceBenchmark.Environment env = Bench.environment(admin, embedded, schema);
-            listener.started(env);
-            List<RunResult> runs = new ArrayList<>();
-            try {
-                // Enqueue callers or handler slots, plus the worker's claim loop and completer, and the
-                // client's LISTEN session (the peers' pool of 10 at the defaults).
-                int poolSize = Math.max(o.enqueueCallers(), o.workers()) + 2;
-                try (HikariDataSource pool = Bench.pool(ds, poolSize, "sluice-bench");
-                     Sluice sluice = Sluice.builder().dataSource(pool).schema(schema).clientId("sluice-bench").build()) {
-                    sluice.system().register();
-                    // A short round first, not reported, so that neither side pays for the JIT compiling the
-                    // driver's and its own paths (in a fresh JVM the compiler threads take a core for seconds).
-                    Options warm = o.withJobs(Math.min(o.jobs(), WARMUP_JOBS)).withPickup(Math.min(o.pickupJobs(), 20),
-                            Math.max(o.pickupRate(), 100));
-                    oneRun(sluice, ds, admin, schema, 0, warm, listener);
-                    for (int run = 1; run <= o.runs(); run++) {
-                        RunResult r = oneRun(sluice, ds, admin, schema, run, o, listener);
-                        runs.add(r);
-                        listener.finished(r.toJson(o));
-                    }
-                }
-            } catch (Throwable e) {
-                Bench.dropSchemaAfter(e, admin, schema);
-                throw e;
-            }
-            Bench.dropSchema(admin, schema);
-            return new Result(o, env, runs);
-        }
+    private Result measure(ScenarioRunner.Context c, Options o) throws SQLException {
+        c.sluice().system().register();
+        // A short round first, not reported, so that neither side pays for the JIT compiling the
+        // driver's and its own paths (in a fresh JVM the compiler threads take a core for seconds).
+        Options warm = o.withJobs(Math.min(o.jobs(), WARMUP_JOBS)).withPickup(Math.min(o.pickupJobs(), 20),
+                Math.max(o.pickupRate(), 100));
+        oneRun(c, 0, warm);
+        List<RunResult> runs = c.runs(o.runs(), run -> oneRun(c, run, o), r -> c.listener().finished(r.toJson(o)));
+        return new Result(o, c.environment(), runs);
     }
 
-    private RunResult oneRun(Sluice sluice, DataSource ds, Connection admin, String schema, int run, Options o,
-                             ScenarioListener listener) throws SQLException {
+    private RunResult oneRun(ScenarioRunner.Context c, int run, Options o) throws SQLException {
+        Sluice sluice = c.sluice();
+        DataSource ds = c.dataSource();
+        Connection admin = c.admin();
+        String schema = c.schema();
+        ScenarioListener listener = c.listener();
         String s = Bench.quote(schema);
         String raw = s + ".raw_job_" + run;
         Queue<byte[]> queue = sluice.queue("bench.queue-" + run);

@@ -36,6 +36,28 @@ class IdleBenchmarkTest {
     }
 
     @Test
+    void reportsTheThreadsAndHeapOfTheConsumingProcess() throws Exception {
+        IdleBenchmark.Result result = new IdleBenchmark().run(IdleBenchmark.Options.defaults().withGroups(5)
+                .withWarmup(Duration.ofMillis(500)).withDuration(Duration.ofSeconds(1)));
+
+        assertThat(result.threadsBaseline()).isPositive();
+        assertThat(result.threads()).isGreaterThanOrEqualTo(result.threadsBaseline());
+        assertThat(result.heapBaselineBytes()).isPositive();
+        assertThat(result.heapBytesPerGroup()).isNotNegative()
+                .isEqualTo(Math.round((result.heapBytes() - result.heapBaselineBytes()) / 5.0));
+        JsonNode summary = BenchAssertions.summary(result, "idle",
+                List.of("threads", "threads_baseline", "heap_bytes_per_group"));
+        JsonNode run = new com.fasterxml.jackson.databind.ObjectMapper().readTree(BenchJson.line(result.runLines().get(0)));
+        for (JsonNode line : List.of(summary, run)) {
+            assertThat(line.get("threads").isInt()).as("threads").isTrue();
+            assertThat(line.get("threads").asInt()).isEqualTo(result.threads());
+            assertThat(line.get("threads_baseline").asInt()).isEqualTo(result.threadsBaseline());
+            assertThat(line.get("heap_bytes_per_group").isIntegralNumber()).isTrue();
+            assertThat(line.get("heap_bytes_per_group").asLong()).isEqualTo(result.heapBytesPerGroup());
+        }
+    }
+
+    @Test
     void fallsBackToTransactionsWithoutTheLibrary() throws Exception {
         try (EmbeddedPostgresServer plain = EmbeddedPostgresServer.startTemporary()) {
             IdleBenchmark.Result result = new IdleBenchmark().run(IdleBenchmark.Options.defaults()
