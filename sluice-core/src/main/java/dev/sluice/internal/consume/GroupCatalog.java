@@ -104,7 +104,7 @@ public final class GroupCatalog {
             if (groupId == null) {
                 groupId = insertGroup(c, s.id(), group, doc);
                 long start = startPosition(c, t, config.start(), startHead);
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.startCursor(t))) {
+                try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.startCursor)) {
                     ps.setLong(1, groupId);
                     ps.setLong(2, start);
                     ps.setLong(3, start);
@@ -173,9 +173,9 @@ public final class GroupCatalog {
 
     /** Applies a new binding set forward from {@code fromId}: removed patterns end there, new ones start there. */
     private void installBindings(Connection c, FamilyTables t, long groupId, List<String> patterns, long fromId) throws SQLException {
+        ConsumeSql sql = ConsumeSql.of(t);
         Set<String> active = new HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT pattern FROM " + t.bindingConfig()
-                + " WHERE consumer_group_id = ? AND until_message_id IS NULL")) {
+        try (PreparedStatement ps = c.prepareStatement(sql.bindings.activePatterns)) {
             ps.setLong(1, groupId);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -187,8 +187,7 @@ public final class GroupCatalog {
         List<String> removed = active.stream().filter(p -> !wanted.contains(p)).sorted().toList();
         List<String> added = wanted.stream().filter(p -> !active.contains(p)).sorted().toList();
         if (!removed.isEmpty()) {
-            try (PreparedStatement ps = c.prepareStatement("UPDATE " + t.bindingConfig() + " SET until_message_id = ?,"
-                    + " removed_at = now() WHERE consumer_group_id = ? AND until_message_id IS NULL AND pattern = ANY(?)")) {
+            try (PreparedStatement ps = c.prepareStatement(sql.bindings.endPatterns)) {
                 ps.setLong(1, fromId);
                 ps.setLong(2, groupId);
                 ps.setArray(3, c.createArrayOf("text", removed.toArray()));
@@ -196,8 +195,7 @@ public final class GroupCatalog {
             }
         }
         for (String p : added) {
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.bindingConfig()
-                    + " (consumer_group_id, pattern, pattern_regex, from_message_id) VALUES (?, ?, ?, ?)")) {
+            try (PreparedStatement ps = c.prepareStatement(sql.bindings.addPattern)) {
                 ps.setLong(1, groupId);
                 ps.setString(2, p);
                 ps.setString(3, BindingPattern.toRegex(p));
@@ -205,8 +203,7 @@ public final class GroupCatalog {
                 ps.executeUpdate();
             }
         }
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.bindingConfigLog()
-                + " (consumer_group_id, patterns, outcome, from_message_id, declared_by) VALUES (?, ?::jsonb, ?, ?, ?)")) {
+        try (PreparedStatement ps = c.prepareStatement(sql.bindings.logPatterns)) {
             ps.setLong(1, groupId);
             ps.setString(2, new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(patterns.stream().sorted().toList()).toString());
             ps.setString(3, removed.isEmpty() && added.isEmpty() ? "unchanged" : "installed");
@@ -217,7 +214,7 @@ public final class GroupCatalog {
     }
 
     private static long sequenceHead(Connection c, FamilyTables t) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + t.headExpression()); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).messages.head); ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
         }
@@ -232,8 +229,8 @@ public final class GroupCatalog {
             return at.id() - 1;
         }
         String sql = start instanceof StartPosition.AtTime
-                ? "SELECT min(id) FROM " + t.messageLog() + " WHERE created_at >= ?"
-                : "SELECT min(id) FROM " + t.messageLog();
+                ? ConsumeSql.of(t).messages.firstAtTime
+                : ConsumeSql.of(t).messages.first;
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             if (start instanceof StartPosition.AtTime at) {
                 ps.setTimestamp(1, Timestamp.from(at.time()));
@@ -254,7 +251,7 @@ public final class GroupCatalog {
     private static long sequenceHeadSafe(Connection c, FamilyTables t) throws SQLException {
         // Committed rows at or after the time are none; in-flight producers draw ids above the visible
         // rows only after their xid, so the lowest id they can commit is above the committed maximum.
-        try (PreparedStatement ps = c.prepareStatement("SELECT coalesce(max(id), 0) FROM " + t.messageLog());
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).messages.lastCommitted);
              ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
@@ -285,16 +282,7 @@ public final class GroupCatalog {
         return db.autoCommit("list groups of '" + s.name() + "'", c -> {
             long head = sequenceHead(c, t);
             List<GroupInfo> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT g.id, g.name, g.config::text, g.created_at, c.claimed, "
-                    + ClaimSql.committedNow(t, "c") + ","
-                    + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'ready'),"
-                    + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'deferred'),"
-                    + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'inflight'),"
-                    + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'dead'),"
-                    + " (SELECT count(*) FROM " + t.claimLease() + " l WHERE l.consumer_group_id = g.id AND l.low > c.committed)"
-                    + " FROM " + q + ".consumer_group_config g CROSS JOIN LATERAL (SELECT * FROM " + t.consumerGroupCursor()
-                    + "   WHERE consumer_group_id = g.id ORDER BY seq DESC LIMIT 1) c"
-                    + " WHERE g.stream_id = ? AND (?::text IS NULL OR g.name = ?) ORDER BY g.name")) {
+            try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.groupList)) {
                 ps.setLong(1, s.id());
                 ps.setString(2, only);
                 ps.setString(3, only);
@@ -329,9 +317,7 @@ public final class GroupCatalog {
         long after = decodeCursor(cursor);
         return db.autoCommit("list dead letters", c -> {
             List<DeadLetter> items = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT message_id, message_key, attempts, delays, last_error,"
-                    + " error_stack, created_at, dead_at FROM " + g.tables().exceptionQueue()
-                    + " WHERE consumer_group_id = ? AND status = 'dead' AND message_id > ? ORDER BY message_id LIMIT ?")) {
+            try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(g.tables()).exceptions.deadLetters)) {
                 ps.setLong(1, g.groupId());
                 ps.setLong(2, after);
                 ps.setInt(3, limit + 1);
@@ -379,9 +365,8 @@ public final class GroupCatalog {
     public int redrive(String stream, String group, List<Long> ids) {
         GroupRef g = resolve(stream, group);
         return db.transaction("redrive dead letters", c -> {
-            String sql = "UPDATE " + g.tables().exceptionQueue() + " SET status = 'ready', attempts = 0, delays = 0,"
-                    + " can_run_after = now(), dead_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
-                    + " WHERE consumer_group_id = ? AND status = 'dead'" + (ids == null ? "" : " AND message_id = ANY(?)");
+            ExceptionSql rows = ConsumeSql.of(g.tables()).exceptions;
+            String sql = ids == null ? rows.redriveAll : rows.redriveIds;
             int n;
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setLong(1, g.groupId());
@@ -402,8 +387,8 @@ public final class GroupCatalog {
     public int purge(String stream, String group, List<Long> ids) {
         GroupRef g = resolve(stream, group);
         return db.transaction("purge dead letters", c -> {
-            String sql = "DELETE FROM " + g.tables().exceptionQueue() + " WHERE consumer_group_id = ? AND status = 'dead'"
-                    + (ids == null ? "" : " AND message_id = ANY(?)");
+            ExceptionSql rows = ConsumeSql.of(g.tables()).exceptions;
+            String sql = ids == null ? rows.purgeAll : rows.purgeIds;
             int n;
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setLong(1, g.groupId());
@@ -428,6 +413,7 @@ public final class GroupCatalog {
      */
     public GroupInfo rewind(String stream, String group, Long toId, Instant toTime, boolean force) {
         GroupRef g = resolve(stream, group);
+        ConsumeSql sql = ConsumeSql.of(g.tables());
         db.transaction("rewind group '" + group + "'", c -> {
             if (!force && Presence.anyLive(c, schema, g.groupId())) {
                 throw new SluiceException(ErrorCode.INSTANCES_LIVE, "group '" + group + "' has live consumers; stop them or force");
@@ -436,7 +422,7 @@ public final class GroupCatalog {
             if (toId != null) {
                 position = Math.max(0, toId - 1);
             } else {
-                try (PreparedStatement ps = c.prepareStatement("SELECT min(id) FROM " + g.tables().messageLog() + " WHERE created_at >= ?")) {
+                try (PreparedStatement ps = c.prepareStatement(sql.messages.firstAtTime)) {
                     ps.setTimestamp(1, Timestamp.from(toTime));
                     try (ResultSet rs = ps.executeQuery()) {
                         rs.next();
@@ -445,26 +431,25 @@ public final class GroupCatalog {
                     }
                 }
             }
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.LOCK_CURSOR)) {
-                ps.setString(1, ClaimSql.cursorLockKey(g.tables(), g.groupId()));
+            try (PreparedStatement ps = c.prepareStatement(RangeSql.LOCK_CURSOR)) {
+                ps.setString(1, sql.ranges.cursorLockKey(g.groupId()));
                 ps.execute();
             }
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + g.tables().claimLease() + " WHERE consumer_group_id = ?")) {
+            try (PreparedStatement ps = c.prepareStatement(sql.ranges.deleteLeases)) {
                 ps.setLong(1, g.groupId());
                 ps.executeUpdate();
             }
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + g.tables().exceptionQueue()
-                    + " WHERE consumer_group_id = ? AND message_id > ? AND status <> 'dead'")) {
+            try (PreparedStatement ps = c.prepareStatement(sql.exceptions.deleteRowsAbove)) {
                 ps.setLong(1, g.groupId());
                 ps.setLong(2, position);
                 ps.executeUpdate();
             }
-            try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + g.tables().messageKeyLease() + " WHERE consumer_group_id = ?")) {
+            try (PreparedStatement ps = c.prepareStatement(sql.keys.deleteKeys)) {
                 ps.setLong(1, g.groupId());
                 ps.executeUpdate();
             }
             // settled_head may only move back with claimed: everything below the old settled head is resolved.
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.rewindCursor(g.tables()))) {
+            try (PreparedStatement ps = c.prepareStatement(sql.ranges.rewindCursor)) {
                 ps.setLong(1, g.groupId());
                 ps.setLong(2, position);
                 ps.setLong(3, position);

@@ -75,6 +75,8 @@ public final class GroupConsumer<T> implements Consumption {
     private final Db db;
     private final GroupRef g;
     private final FamilyTables t;
+    /** The statement owners of the stream, shared ({@link ConsumeSql#of}). */
+    private final ConsumeSql sql;
     private final Handler<T> handler;
     private final ConsumeOptions o;
     private final Serde<T> serde;
@@ -87,7 +89,7 @@ public final class GroupConsumer<T> implements Consumption {
     private final String channel;
     private final UUID token = UUID.randomUUID();
     private final double leaseSeconds;
-    /** The row claim of this group's policy ({@link ClaimSql#claimRows}), built once. */
+    /** The row claim of this group's policy ({@link ExceptionSql#claimRows}), built once. */
     private final String claimRowsSql;
 
     private final Thread loop;
@@ -147,6 +149,7 @@ public final class GroupConsumer<T> implements Consumption {
         this.db = db;
         this.g = g;
         this.t = g.tables();
+        this.sql = ConsumeSql.of(t);
         this.handler = handler;
         this.o = o;
         this.serde = serde;
@@ -158,7 +161,7 @@ public final class GroupConsumer<T> implements Consumption {
         this.presenceKey = Presence.key(schema, g.groupId());
         this.channel = dev.sluice.internal.notify.Channels.forSchema(schema);
         this.leaseSeconds = o.leaseTimeout().toMillis() / 1000.0;
-        this.claimRowsSql = ClaimSql.claimRows(t, policy);
+        this.claimRowsSql = sql.exceptions.claimRows(policy);
         this.slots = new Semaphore(o.concurrency());
         if (o.executor() == null) {
             AtomicInteger n = new AtomicInteger();
@@ -291,7 +294,7 @@ public final class GroupConsumer<T> implements Consumption {
         claimFirst = false;
         claimStreakStart = 0;
         Probe p = db.autoCommitReplayable("probe group", c -> {
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.probe(t))) {
+            try (PreparedStatement ps = c.prepareStatement(sql.ranges.probe)) {
                 ps.setLong(1, g.groupId());
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) {
@@ -353,13 +356,13 @@ public final class GroupConsumer<T> implements Consumption {
     }
 
     /**
-     * The fenced claim of a fresh range with its messages, in one round trip (see {@link ClaimSql#claim}),
+     * The fenced claim of a fresh range with its messages, in one round trip (see {@link RangeSql#claim}),
      * before any handler runs.
      */
     private FreshClaim claimFresh() {
         ClaimResult r = db.autoCommitReplayable("claim a range", c -> {
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
-                ClaimSql.bindClaim(ps, t, g.groupId(), o.batchSize(), o.maxBytes(), token, leaseSeconds);
+            try (PreparedStatement ps = c.prepareStatement(sql.ranges.claim)) {
+                sql.ranges.bindClaim(ps, g.groupId(), o.batchSize(), o.maxBytes(), token, leaseSeconds);
                 ps.execute(); // statement 1: the observation
                 if (!ps.getMoreResults()) {
                     throw new SQLException("the claim returned no second result");
@@ -429,7 +432,7 @@ public final class GroupConsumer<T> implements Consumption {
         long sleepMicros = 200;
         while (running && System.nanoTime() < deadline) {
             boolean settled = db.autoCommitReplayable("check the fence", c -> {
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.settled(t))) {
+                try (PreparedStatement ps = c.prepareStatement(sql.ranges.settled)) {
                     ps.setLong(1, g.groupId());
                     try (ResultSet rs = ps.executeQuery()) {
                         return rs.next() && rs.getBoolean(1);
@@ -448,7 +451,7 @@ public final class GroupConsumer<T> implements Consumption {
     /** Takes over the lowest expired range (or quarantines it after too many reclaims). */
     private boolean reclaimRange() {
         Object[] taken = db.transaction("reclaim a range", c -> {
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.reclaimRange(t))) {
+            try (PreparedStatement ps = c.prepareStatement(sql.ranges.reclaimRange)) {
                 ps.setObject(1, token);
                 ps.setDouble(2, leaseSeconds);
                 ps.setLong(3, g.groupId());
@@ -463,7 +466,7 @@ public final class GroupConsumer<T> implements Consumption {
                     int reclaims = rs.getInt(4);
                     Long[] resolved = (Long[]) rs.getArray(5).getArray();
                     if (reclaims > g.config().maxRangeReclaims()) {
-                        try (PreparedStatement q = c.prepareStatement(ClaimSql.quarantine(t))) {
+                        try (PreparedStatement q = c.prepareStatement(sql.exceptions.quarantine)) {
                             q.setLong(1, id);
                             q.setLong(2, g.groupId());
                             q.setString(3, policy.sqlValue());
@@ -516,7 +519,7 @@ public final class GroupConsumer<T> implements Consumption {
 
     private List<Fetched> fetchRange(RangeWork w) {
         return db.autoCommitReplayable("fetch a range", c -> {
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, false))) {
+            try (PreparedStatement ps = c.prepareStatement(sql.messages.fetchRange)) {
                 ps.setLong(1, w.low);
                 ps.setLong(2, w.high);
                 ps.setArray(3, c.createArrayOf("int8", w.resolved.toArray()));
@@ -623,7 +626,7 @@ public final class GroupConsumer<T> implements Consumption {
         List<String> keys = new ArrayList<>(chains.keySet());
         Long[] ids = keys.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
         Set<String> held = new HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.acquireKeys(t))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.keys.acquireKeys)) {
             ps.setLong(1, g.groupId());
             ps.setObject(2, token);
             ps.setDouble(3, leaseSeconds);
@@ -643,7 +646,7 @@ public final class GroupConsumer<T> implements Consumption {
         List<String> list = new ArrayList<>(keys);
         Long[] firsts = list.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
         Set<String> blocked = new HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.blockedKeys(t))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.keys.blockedKeys)) {
             ps.setArray(1, c.createArrayOf("text", list.toArray()));
             ps.setArray(2, c.createArrayOf("int8", firsts));
             ps.setLong(3, g.groupId());
@@ -663,7 +666,7 @@ public final class GroupConsumer<T> implements Consumption {
         List<String> list = new ArrayList<>(keys);
         Long[] firsts = list.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
         Set<String> waiting = new HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.waitingKeys(t))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.keys.waitingKeys)) {
             ps.setArray(1, c.createArrayOf("text", list.toArray()));
             ps.setArray(2, c.createArrayOf("int8", firsts));
             ps.setLong(3, g.groupId());
@@ -680,7 +683,7 @@ public final class GroupConsumer<T> implements Consumption {
 
     /** Gives a range's lease back at once (taken over now, not counted as a reclaim), keeping {@code resolved}. */
     private void releaseRange(Connection c, RangeWork w, Set<Long> resolved) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRange(t))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.ranges.releaseRange)) {
             ps.setArray(1, c.createArrayOf("int8", resolved.toArray()));
             ps.setLong(2, w.leaseId);
             ps.setObject(3, token);
@@ -689,7 +692,7 @@ public final class GroupConsumer<T> implements Consumption {
     }
 
     private void releaseKeys(Connection c, Set<String> keys) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseKeys(t))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.keys.releaseKeys)) {
             ps.setLong(1, g.groupId());
             ps.setObject(2, token);
             ps.setArray(3, c.createArrayOf("text", keys.toArray()));
@@ -814,7 +817,7 @@ public final class GroupConsumer<T> implements Consumption {
         try {
             boolean ok = w.keys.isEmpty() && w.rowsSnapshot().isEmpty() && w.eventsSnapshot().isEmpty()
                     ? completeQuietRange(w) : db.transaction("complete a range", c -> {
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.completeRange(t))) {
+                try (PreparedStatement ps = c.prepareStatement(sql.ranges.completeRange)) {
                     ps.setLong(1, w.leaseId);
                     ps.setObject(2, token);
                     try (ResultSet rs = ps.executeQuery()) {
@@ -851,13 +854,13 @@ public final class GroupConsumer<T> implements Consumption {
 
     /**
      * A range that leaves nothing behind: one statement deletes its lease, which is all that completing it
-     * writes (committed follows from the leases left: {@link ClaimSql#committedNow}).
+     * writes (committed follows from the leases left: {@link RangeSql#committedNow}).
      */
     private boolean completeQuietRange(RangeWork w) {
         // Replayable: a replay after an unseen commit finds its lease gone and reports the range lost,
         // which changes nothing (its messages were handled and committed is past them).
         return db.autoCommitReplayable("complete a range", c -> {
-            try (PreparedStatement ps = c.prepareStatement(ClaimSql.completeRange(t))) {
+            try (PreparedStatement ps = c.prepareStatement(sql.ranges.completeRange)) {
                 ps.setLong(1, w.leaseId);
                 ps.setObject(2, token);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -891,7 +894,7 @@ public final class GroupConsumer<T> implements Consumption {
             err[i] = r.error();
             stack[i] = r.stack();
         }
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.insertRows(t))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.exceptions.insertRows)) {
             ps.setLong(1, g.groupId());
             ps.setString(2, policy.sqlValue());
             ps.setArray(3, c.createArrayOf("int8", ids));
@@ -910,7 +913,7 @@ public final class GroupConsumer<T> implements Consumption {
         if (events.isEmpty()) {
             return;
         }
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.deliveryLog(t))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.exceptions.deliveryLog)) {
             ps.setLong(1, g.groupId());
             ps.setArray(2, c.createArrayOf("int8", events.stream().map(LogEvent::id).toArray()));
             ps.setArray(3, c.createArrayOf("int4", events.stream().map(LogEvent::attempt).toArray()));
@@ -923,7 +926,7 @@ public final class GroupConsumer<T> implements Consumption {
     /** Wakes deferred rows of these keys and, when any woke, the other instances too (one NOTIFY). */
     private void wakeDeferred(Connection c, Set<String> keys) throws SQLException {
         int woken;
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.wakeDeferred(t))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.exceptions.wakeDeferred)) {
             ps.setLong(1, g.groupId());
             ps.setArray(2, c.createArrayOf("text", keys.toArray()));
             ps.setLong(3, g.groupId());
@@ -945,7 +948,7 @@ public final class GroupConsumer<T> implements Consumption {
             Map<Long, int[]> out = new LinkedHashMap<>();
             try (PreparedStatement ps = c.prepareStatement(claimRowsSql)) {
                 // An expiry is a failure: logged unless the group's delivery log is off.
-                ClaimSql.bindClaimRows(ps, g.groupId(), o.batchSize(), retry.maxAttempts(), logMode != DeliveryLogMode.OFF,
+                ExceptionSql.bindClaimRows(ps, g.groupId(), o.batchSize(), retry.maxAttempts(), logMode != DeliveryLogMode.OFF,
                         token, leaseSeconds, o.maxBytes());
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
@@ -962,7 +965,7 @@ public final class GroupConsumer<T> implements Consumption {
         List<Fetched> fetched;
         try {
             fetched = db.autoCommitReplayable("fetch claimed rows", c -> {
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.fetch(t, true))) {
+                try (PreparedStatement ps = c.prepareStatement(sql.messages.fetchIds)) {
                     ps.setArray(1, c.createArrayOf("int8", claimed.keySet().toArray()));
                     return read(ps);
                 }
@@ -1052,14 +1055,14 @@ public final class GroupConsumer<T> implements Consumption {
             boolean ok = db.transaction("record an outcome", c -> {
                 int n;
                 if (status == null) {
-                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.deleteRow(t))) {
+                    try (PreparedStatement ps = c.prepareStatement(sql.exceptions.deleteRow)) {
                         ps.setLong(1, g.groupId());
                         ps.setLong(2, id);
                         ps.setObject(3, token);
                         n = ps.executeUpdate();
                     }
                 } else {
-                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.updateRow(t))) {
+                    try (PreparedStatement ps = c.prepareStatement(sql.exceptions.updateRow)) {
                         ps.setString(1, status);
                         ps.setInt(2, attempts);
                         ps.setInt(3, delays);
@@ -1201,7 +1204,7 @@ public final class GroupConsumer<T> implements Consumption {
         return out;
     }
 
-    /** One message from the columns of {@code ClaimSql.FETCH_COLUMNS}, starting after column {@code offset}. */
+    /** One message from the columns of {@code MessageSql.FETCH_COLUMNS}, starting after column {@code offset}. */
     private static Fetched fetched(ResultSet rs, int offset) throws SQLException {
         long rank = rs.getLong(offset + 7);
         Long r = rs.wasNull() ? null : rank;
@@ -1221,7 +1224,7 @@ public final class GroupConsumer<T> implements Consumption {
             long[] head = new long[1];
             b = db.autoCommitReplayable("read bindings", c -> {
                 List<Bindings.Entry> entries = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.bindings(t))) {
+                try (PreparedStatement ps = c.prepareStatement(sql.bindings.bindings)) {
                     ps.setLong(1, g.groupId());
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
@@ -1233,7 +1236,7 @@ public final class GroupConsumer<T> implements Consumption {
                     }
                 }
                 if (entries.isEmpty()) {
-                    try (PreparedStatement ps = c.prepareStatement("SELECT " + ClaimSql.head(t)); ResultSet rs = ps.executeQuery()) {
+                    try (PreparedStatement ps = c.prepareStatement(sql.messages.headQuery); ResultSet rs = ps.executeQuery()) {
                         rs.next();
                         head[0] = rs.getLong(1);
                     }
@@ -1288,7 +1291,7 @@ public final class GroupConsumer<T> implements Consumption {
             db.transaction("renew leases", c -> {
                 if (!open.isEmpty()) {
                     Set<Long> renewed = new HashSet<>();
-                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.renewRanges(t))) {
+                    try (PreparedStatement ps = c.prepareStatement(sql.ranges.renewRanges)) {
                         java.sql.Array ids = c.createArrayOf("int8", open.stream().map(w -> w.leaseId).toArray());
                         ps.setDouble(1, leaseSeconds);
                         ps.setArray(2, ids);
@@ -1309,7 +1312,7 @@ public final class GroupConsumer<T> implements Consumption {
                     }
                 }
                 if (!rowIds.isEmpty()) {
-                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.renewRows(t))) {
+                    try (PreparedStatement ps = c.prepareStatement(sql.exceptions.renewRows)) {
                         ps.setDouble(1, leaseSeconds);
                         ps.setLong(2, g.groupId());
                         ps.setArray(3, c.createArrayOf("int8", rowIds.toArray()));
@@ -1318,7 +1321,7 @@ public final class GroupConsumer<T> implements Consumption {
                     }
                 }
                 if (policy != ConcurrencyPolicy.PARALLEL) {
-                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.renewKeys(t))) {
+                    try (PreparedStatement ps = c.prepareStatement(sql.keys.renewKeys)) {
                         ps.setDouble(1, leaseSeconds);
                         ps.setLong(2, g.groupId());
                         ps.setObject(3, token);
@@ -1381,7 +1384,7 @@ public final class GroupConsumer<T> implements Consumption {
         }
         try {
             db.transaction(what, c -> {
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.STATEMENT_TIMEOUT)) {
+                try (PreparedStatement ps = c.prepareStatement(ConsumeSql.STATEMENT_TIMEOUT)) {
                     ps.setString(1, Long.toString(leftMs));
                     ps.execute();
                 }
@@ -1437,7 +1440,7 @@ public final class GroupConsumer<T> implements Consumption {
         }
         for (long id : new ArrayList<>(rows)) {
             left += release(releaseDeadline, "release a row", c -> {
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseRow(t))) {
+                try (PreparedStatement ps = c.prepareStatement(sql.exceptions.releaseRow)) {
                     ps.setLong(1, g.groupId());
                     ps.setLong(2, id);
                     ps.setObject(3, token);
@@ -1448,7 +1451,7 @@ public final class GroupConsumer<T> implements Consumption {
         if (policy != ConcurrencyPolicy.PARALLEL) {
             left += release(releaseDeadline, "release key leases", c -> {
                 Set<String> keys = new HashSet<>();
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.releaseAllKeys(t))) {
+                try (PreparedStatement ps = c.prepareStatement(sql.keys.releaseAllKeys)) {
                     ps.setLong(1, g.groupId());
                     ps.setObject(2, token);
                     try (ResultSet rs = ps.executeQuery()) {
