@@ -3,7 +3,7 @@ package dev.sluice.internal.consume;
 import dev.sluice.ConcurrencyPolicy;
 import dev.sluice.ConsumeOptions;
 import dev.sluice.DeliveryLogMode;
-import dev.sluice.internal.consume.GroupCatalog.GroupRef;
+import dev.sluice.internal.consume.GroupRegistry.GroupRef;
 import dev.sluice.internal.jdbc.Db;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;

@@ -1,12 +1,11 @@
 package dev.sluice.internal.consume;
 
-import dev.sluice.ConcurrencyPolicy;
 import dev.sluice.ConsumeOptions;
 import dev.sluice.Consumption;
 import dev.sluice.ConsumptionStats;
 import dev.sluice.Handler;
 import dev.sluice.Serde;
-import dev.sluice.internal.consume.GroupCatalog.GroupRef;
+import dev.sluice.internal.consume.GroupRegistry.GroupRef;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.notify.ClientSession;
 import java.sql.Connection;

@@ -1,11 +1,9 @@
 package dev.sluice.internal.consume;
 
 import dev.sluice.BindingPattern;
-import dev.sluice.DeadLetter;
 import dev.sluice.ErrorCode;
 import dev.sluice.GroupConfig;
 import dev.sluice.GroupInfo;
-import dev.sluice.Page;
 import dev.sluice.SluiceException;
 import dev.sluice.StartPosition;
 import dev.sluice.StreamInfo;
@@ -13,38 +11,38 @@ import dev.sluice.internal.catalog.Names;
 import dev.sluice.internal.catalog.StreamCatalog;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.schema.FamilyTables;
-import dev.sluice.internal.text.Echo;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
+
 /**
- * Consumer groups of streams: registration (sparse config, logged, bindings applied forward), reads
- * with cursor arithmetic, and the operator actions (dead letters, redrive, purge, rewind).
+ * Registration and lookup of a stream's consumer groups: creates a group (its first cursor version at the start
+ * position) or replaces its declaration (sparse config, logged, bindings applied forward from the head), and
+ * reads groups with their cursor arithmetic. Writes go through the owners: {@link GroupConfigSql} (group
+ * config, worker, its log), {@link RangeSql} (the cursor), {@link BindingSql} (bindings).
  */
-public final class GroupCatalog {
+public final class GroupRegistry {
     private final Db db;
     private final StreamCatalog streams;
-    private final String schema;
     private final String q;
     private final String clientId;
+    private final GroupConfigSql sql;
 
-    public GroupCatalog(Db db, StreamCatalog streams, String schema, String clientId) {
+    public GroupRegistry(Db db, StreamCatalog streams, String schema, String clientId) {
         this.db = db;
         this.streams = streams;
-        this.schema = schema;
         this.q = streams.quotedSchema();
         this.clientId = clientId;
+        this.sql = new GroupConfigSql(schema, q);
     }
 
     /** A resolved group: ids and tables, for the engine. */
@@ -82,14 +80,13 @@ public final class GroupCatalog {
         Long startHead = fencedHead;
         String doc = GroupDocs.toJson(config);
         db.transaction("register group '" + group + "' of '" + stream + "'", c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
-                ps.setString(1, "sluice.groups:" + schema + ":" + s.id());
+            try (PreparedStatement ps = c.prepareStatement(GroupConfigSql.LOCK_GROUPS)) {
+                ps.setString(1, sql.groupsLockKey(s.id()));
                 ps.execute();
             }
             Long groupId = null;
             String current = null;
-            try (PreparedStatement ps = c.prepareStatement("SELECT id, config::text FROM " + q
-                    + ".consumer_group_config WHERE stream_id = ? AND name = ? FOR UPDATE")) {
+            try (PreparedStatement ps = c.prepareStatement(sql.selectForUpdate)) {
                 ps.setLong(1, s.id());
                 ps.setString(2, group);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -115,8 +112,7 @@ public final class GroupCatalog {
                 installBindings(c, t, groupId, config.bindings(), 0);
             } else {
                 action = GroupDocs.fromJson(current).equals(config) ? "unchanged" : "updated";
-                try (PreparedStatement ps = c.prepareStatement("UPDATE " + q
-                        + ".consumer_group_config SET config = ?::jsonb, updated_at = now() WHERE id = ?")) {
+                try (PreparedStatement ps = c.prepareStatement(sql.updateConfig)) {
                     ps.setString(1, doc);
                     ps.setLong(2, groupId);
                     ps.executeUpdate();
@@ -131,8 +127,7 @@ public final class GroupCatalog {
 
     private long insertGroup(Connection c, long streamId, String group, String doc) throws SQLException {
         long id;
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q
-                + ".consumer_group_config (stream_id, name, config) VALUES (?, ?, ?::jsonb) RETURNING id")) {
+        try (PreparedStatement ps = c.prepareStatement(sql.insertGroup)) {
             ps.setLong(1, streamId);
             ps.setString(2, group);
             ps.setString(3, doc);
@@ -142,8 +137,7 @@ public final class GroupCatalog {
             }
         }
         // The group's consumer worker: its declarations are snapshotted in worker_config_log.
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q
-                + ".worker_config (name, consumer_group_id, target_instances, metadata) VALUES ('consumer', ?, -1, ?::jsonb)")) {
+        try (PreparedStatement ps = c.prepareStatement(sql.insertWorker)) {
             ps.setLong(1, id);
             ps.setString(2, doc);
             ps.executeUpdate();
@@ -153,15 +147,12 @@ public final class GroupCatalog {
 
     private void logDeclaration(Connection c, long streamId, long groupId, String group, String doc, String action)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + q + ".worker_config SET metadata = ?::jsonb,"
-                + " updated_at = now() WHERE consumer_group_id = ? AND name = 'consumer'")) {
+        try (PreparedStatement ps = c.prepareStatement(sql.updateWorker)) {
             ps.setString(1, doc);
             ps.setLong(2, groupId);
             ps.executeUpdate();
         }
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q + ".worker_config_log (worker_config_id, snapshot,"
-                + " declared_by) SELECT id, jsonb_build_object('group', ?::text, 'action', ?::text, 'config', ?::jsonb), ? FROM "
-                + q + ".worker_config WHERE consumer_group_id = ? AND name = 'consumer'")) {
+        try (PreparedStatement ps = c.prepareStatement(sql.logWorker)) {
             ps.setString(1, group);
             ps.setString(2, action);
             ps.setString(3, doc);
@@ -173,9 +164,9 @@ public final class GroupCatalog {
 
     /** Applies a new binding set forward from {@code fromId}: removed patterns end there, new ones start there. */
     private void installBindings(Connection c, FamilyTables t, long groupId, List<String> patterns, long fromId) throws SQLException {
-        ConsumeSql sql = ConsumeSql.of(t);
+        BindingSql bindings = ConsumeSql.of(t).bindings;
         Set<String> active = new HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.bindings.activePatterns)) {
+        try (PreparedStatement ps = c.prepareStatement(bindings.activePatterns)) {
             ps.setLong(1, groupId);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -187,7 +178,7 @@ public final class GroupCatalog {
         List<String> removed = active.stream().filter(p -> !wanted.contains(p)).sorted().toList();
         List<String> added = wanted.stream().filter(p -> !active.contains(p)).sorted().toList();
         if (!removed.isEmpty()) {
-            try (PreparedStatement ps = c.prepareStatement(sql.bindings.endPatterns)) {
+            try (PreparedStatement ps = c.prepareStatement(bindings.endPatterns)) {
                 ps.setLong(1, fromId);
                 ps.setLong(2, groupId);
                 ps.setArray(3, c.createArrayOf("text", removed.toArray()));
@@ -195,7 +186,7 @@ public final class GroupCatalog {
             }
         }
         for (String p : added) {
-            try (PreparedStatement ps = c.prepareStatement(sql.bindings.addPattern)) {
+            try (PreparedStatement ps = c.prepareStatement(bindings.addPattern)) {
                 ps.setLong(1, groupId);
                 ps.setString(2, p);
                 ps.setString(3, BindingPattern.toRegex(p));
@@ -203,7 +194,7 @@ public final class GroupCatalog {
                 ps.executeUpdate();
             }
         }
-        try (PreparedStatement ps = c.prepareStatement(sql.bindings.logPatterns)) {
+        try (PreparedStatement ps = c.prepareStatement(bindings.logPatterns)) {
             ps.setLong(1, groupId);
             ps.setString(2, new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(patterns.stream().sorted().toList()).toString());
             ps.setString(3, removed.isEmpty() && added.isEmpty() ? "unchanged" : "installed");
@@ -248,7 +239,7 @@ public final class GroupCatalog {
         }
     }
 
-    private static long sequenceHeadSafe(Connection c, FamilyTables t) throws SQLException {
+    static long sequenceHeadSafe(Connection c, FamilyTables t) throws SQLException {
         // Committed rows at or after the time are none; in-flight producers draw ids above the visible
         // rows only after their xid, so the lowest id they can commit is above the committed maximum.
         try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).messages.lastCommitted);
@@ -308,189 +299,4 @@ public final class GroupCatalog {
         return new GroupRef(s.id(), s.name(), g.id(), g.name(), tables(s.id()), g.config(), mode);
     }
 
-    /** Dead letters of a group in message-id order, a page at a time (keyset, never OFFSET). */
-    public Page<DeadLetter> deadLetters(String stream, String group, String cursor, int limit) {
-        if (limit < 1 || limit > 1000) {
-            throw new SluiceException(ErrorCode.INVALID_CONFIG, "limit must be between 1 and 1000 (got " + limit + ")");
-        }
-        GroupRef g = resolve(stream, group);
-        long after = decodeCursor(cursor);
-        return db.autoCommit("list dead letters", c -> {
-            List<DeadLetter> items = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(g.tables()).exceptions.deadLetters)) {
-                ps.setLong(1, g.groupId());
-                ps.setLong(2, after);
-                ps.setInt(3, limit + 1);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        Timestamp dead = rs.getTimestamp(8);
-                        items.add(new DeadLetter(rs.getLong(1), rs.getString(2), rs.getInt(3), rs.getInt(4), rs.getString(5),
-                                rs.getString(6), rs.getTimestamp(7).toInstant(), dead == null ? null : dead.toInstant()));
-                    }
-                }
-            }
-            String next = null;
-            if (items.size() > limit) {
-                items.remove(items.size() - 1);
-                next = encodeCursor(items.get(items.size() - 1).messageId());
-            }
-            return new Page<>(List.copyOf(items), next);
-        });
-    }
-
-    private static String encodeCursor(long id) {
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(("dl:" + id).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    }
-
-    private static long decodeCursor(String cursor) {
-        if (cursor == null || cursor.isEmpty()) {
-            return 0;
-        }
-        try {
-            String s = new String(Base64.getUrlDecoder().decode(cursor), java.nio.charset.StandardCharsets.UTF_8);
-            if (!s.startsWith("dl:")) {
-                throw new IllegalArgumentException();
-            }
-            return Long.parseLong(s.substring(3));
-        } catch (RuntimeException e) {
-            throw new SluiceException(ErrorCode.INVALID_CONFIG, "not a page cursor: '" + Echo.of(cursor) + "'");
-        }
-    }
-
-    /**
-     * Puts dead letters back to {@code ready} with attempts and delays reset. {@code ids} null means
-     * every dead letter of the group. Returns how many were redriven; naming an id without a dead
-     * letter is {@link ErrorCode#MESSAGE_NOT_FOUND} and changes nothing.
-     */
-    public int redrive(String stream, String group, List<Long> ids) {
-        GroupRef g = resolve(stream, group);
-        return db.transaction("redrive dead letters", c -> {
-            ExceptionSql rows = ConsumeSql.of(g.tables()).exceptions;
-            String sql = ids == null ? rows.redriveAll : rows.redriveIds;
-            int n;
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                ps.setLong(1, g.groupId());
-                if (ids != null) {
-                    ps.setArray(2, c.createArrayOf("int8", ids.toArray()));
-                }
-                n = ps.executeUpdate();
-            }
-            if (ids != null && n != new HashSet<>(ids).size()) {
-                throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, "only " + n + " of the " + new HashSet<>(ids).size()
-                        + " ids are dead letters of group '" + group + "'; nothing was redriven");
-            }
-            return n;
-        });
-    }
-
-    /** Deletes dead letters (all of the group when {@code ids} is null); the messages stay in the log. */
-    public int purge(String stream, String group, List<Long> ids) {
-        GroupRef g = resolve(stream, group);
-        return db.transaction("purge dead letters", c -> {
-            ExceptionSql rows = ConsumeSql.of(g.tables()).exceptions;
-            String sql = ids == null ? rows.purgeAll : rows.purgeIds;
-            int n;
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                ps.setLong(1, g.groupId());
-                if (ids != null) {
-                    ps.setArray(2, c.createArrayOf("int8", ids.toArray()));
-                }
-                n = ps.executeUpdate();
-            }
-            if (ids != null && n != new HashSet<>(ids).size()) {
-                throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, "only " + n + " of the " + new HashSet<>(ids).size()
-                        + " ids are dead letters of group '" + group + "'; nothing was purged");
-            }
-            return n;
-        });
-    }
-
-    /**
-     * Moves the group's cursor back (or forward) so delivery resumes after {@code toId - 1} (or from
-     * the first message at or after {@code toTime}). Open ranges and non-dead exception rows are
-     * dropped (they will be delivered again from the cursor). Refused while consumers of the group
-     * are live, unless forced.
-     */
-    public GroupInfo rewind(String stream, String group, Long toId, Instant toTime, boolean force) {
-        GroupRef g = resolve(stream, group);
-        ConsumeSql sql = ConsumeSql.of(g.tables());
-        db.transaction("rewind group '" + group + "'", c -> {
-            if (!force && Presence.anyLive(c, schema, g.groupId())) {
-                throw new SluiceException(ErrorCode.INSTANCES_LIVE, "group '" + group + "' has live consumers; stop them or force");
-            }
-            long position;
-            if (toId != null) {
-                position = Math.max(0, toId - 1);
-            } else {
-                try (PreparedStatement ps = c.prepareStatement(sql.messages.firstAtTime)) {
-                    ps.setTimestamp(1, Timestamp.from(toTime));
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        long min = rs.getLong(1);
-                        position = rs.wasNull() ? sequenceHeadSafe(c, g.tables()) : min - 1;
-                    }
-                }
-            }
-            try (PreparedStatement ps = c.prepareStatement(RangeSql.LOCK_CURSOR)) {
-                ps.setString(1, sql.ranges.cursorLockKey(g.groupId()));
-                ps.execute();
-            }
-            try (PreparedStatement ps = c.prepareStatement(sql.ranges.deleteLeases)) {
-                ps.setLong(1, g.groupId());
-                ps.executeUpdate();
-            }
-            try (PreparedStatement ps = c.prepareStatement(sql.exceptions.deleteRowsAbove)) {
-                ps.setLong(1, g.groupId());
-                ps.setLong(2, position);
-                ps.executeUpdate();
-            }
-            try (PreparedStatement ps = c.prepareStatement(sql.keys.deleteKeys)) {
-                ps.setLong(1, g.groupId());
-                ps.executeUpdate();
-            }
-            // settled_head may only move back with claimed: everything below the old settled head is resolved.
-            try (PreparedStatement ps = c.prepareStatement(sql.ranges.rewindCursor)) {
-                ps.setLong(1, g.groupId());
-                ps.setLong(2, position);
-                ps.setLong(3, position);
-                ps.setLong(4, position);
-                ps.executeUpdate();
-            }
-            return null;
-        });
-        return require(stream, group);
-    }
-
-    /** A reader's saved offset (0 when none). */
-    public long readerOffset(String stream, String reader) {
-        StreamInfo s = streams.requireUsable(stream);
-        return db.autoCommit("read an offset", c -> {
-            try (PreparedStatement ps = c.prepareStatement("SELECT \"offset\" FROM " + q
-                    + ".stream_reader_offset WHERE stream_id = ? AND name = ?")) {
-                ps.setLong(1, s.id());
-                ps.setString(2, reader);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? rs.getLong(1) : 0L;
-                }
-            }
-        });
-    }
-
-    /** Saves a reader's offset monotonically; returns the stored value. */
-    public long saveReaderOffset(String stream, String reader, long offset) {
-        StreamInfo s = streams.requireUsable(stream);
-        return db.transaction("save an offset", c -> {
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q + ".stream_reader_offset AS r"
-                    + " (stream_id, name, \"offset\") VALUES (?, ?, ?) ON CONFLICT (stream_id, name) DO UPDATE"
-                    + " SET \"offset\" = GREATEST(r.\"offset\", EXCLUDED.\"offset\"), updated_at = now() RETURNING \"offset\"")) {
-                ps.setLong(1, s.id());
-                ps.setString(2, reader);
-                ps.setLong(3, offset);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getLong(1);
-                }
-            }
-        });
-    }
 }
