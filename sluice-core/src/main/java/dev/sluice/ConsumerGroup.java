@@ -1,7 +1,8 @@
 package dev.sluice;
 
 import dev.sluice.internal.catalog.Names;
-import dev.sluice.internal.consume.GroupCatalog;
+import dev.sluice.internal.consume.GroupOperations;
+import dev.sluice.internal.consume.GroupRegistry;
 import dev.sluice.internal.consume.GroupConsumer;
 import java.time.Instant;
 import java.util.List;
@@ -34,8 +35,12 @@ public final class ConsumerGroup<T> {
         return stream;
     }
 
-    private GroupCatalog catalog() {
-        return sluice.groupCatalog();
+    private GroupRegistry catalog() {
+        return sluice.groupRegistry();
+    }
+
+    private GroupOperations operations() {
+        return sluice.groupOperations();
     }
 
     /** Registers the group with the defaults; see {@link #register(GroupConfig)}. */
@@ -69,7 +74,7 @@ public final class ConsumerGroup<T> {
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(options, "options");
         Names.validate("consumer group", name);
-        GroupCatalog.GroupRef ref = catalog().resolve(stream.name(), name);
+        GroupRegistry.GroupRef ref = catalog().resolve(stream.name(), name);
         Set<Integer> accept = ref.config().acceptVersions().isEmpty()
                 ? (stream.payloadType() == byte[].class ? null : Set.of(schemaVersionOf(stream.payloadType())))
                 : ref.config().acceptVersions();
@@ -93,29 +98,29 @@ public final class ConsumerGroup<T> {
 
     /** Dead letters in message-id order, a page at a time; pass the previous page's {@code next} (or null). */
     public Page<DeadLetter> deadLetters(String cursor, int limit) {
-        return catalog().deadLetters(stream.name(), name, cursor, limit);
+        return operations().deadLetters(stream.name(), name, cursor, limit);
     }
 
     /** Puts these dead letters back to ready with attempts reset; all of them must be dead letters of the group. */
     public int redrive(List<Long> messageIds) {
         Objects.requireNonNull(messageIds, "messageIds");
-        return catalog().redrive(stream.name(), name, messageIds);
+        return operations().redrive(stream.name(), name, messageIds);
     }
 
     /** Redrives every dead letter of the group. */
     public int redriveAll() {
-        return catalog().redrive(stream.name(), name, null);
+        return operations().redrive(stream.name(), name, null);
     }
 
     /** Deletes these dead letters (the messages stay in the log). */
     public int purge(List<Long> messageIds) {
         Objects.requireNonNull(messageIds, "messageIds");
-        return catalog().purge(stream.name(), name, messageIds);
+        return operations().purge(stream.name(), name, messageIds);
     }
 
     /** Deletes every dead letter of the group. */
     public int purgeAll() {
-        return catalog().purge(stream.name(), name, null);
+        return operations().purge(stream.name(), name, null);
     }
 
     /**
@@ -126,12 +131,12 @@ public final class ConsumerGroup<T> {
         if (id < 1) {
             throw new SluiceException(ErrorCode.INVALID_CONFIG, "rewind id must be at least 1 (got " + id + ")");
         }
-        return catalog().rewind(stream.name(), name, id, null, force);
+        return operations().rewind(stream.name(), name, id, null, force);
     }
 
     /** Resets the cursor so delivery resumes at the first message produced at or after {@code time}. */
     public GroupInfo rewindToTime(Instant time, boolean force) {
-        return catalog().rewind(stream.name(), name, null, Objects.requireNonNull(time, "time"), force);
+        return operations().rewind(stream.name(), name, null, Objects.requireNonNull(time, "time"), force);
     }
 
     @Override

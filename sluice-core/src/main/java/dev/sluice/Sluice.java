@@ -35,7 +35,9 @@ public final class Sluice implements AutoCloseable {
     private final StreamCatalog streamCatalog;
     private final MigrationAdmin migrationAdmin;
     private final Db db;
-    private final dev.sluice.internal.consume.GroupCatalog groupCatalog;
+    private final dev.sluice.internal.consume.GroupRegistry groupRegistry;
+    private final dev.sluice.internal.consume.GroupOperations groupOperations;
+    private final dev.sluice.internal.consume.ReaderOffsets readerOffsets;
     private volatile dev.sluice.internal.notify.ClientSession session;
     private final dev.sluice.internal.runtime.Tracker tracker = new dev.sluice.internal.runtime.Tracker();
     private final java.util.Map<AutoCloseable, dev.sluice.internal.runtime.Tracker.Registration> registrations =
@@ -57,7 +59,9 @@ public final class Sluice implements AutoCloseable {
         this.systemCatalog = new SystemCatalog(db, schema, migrator);
         this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
         this.migrationAdmin = new MigrationAdmin(db, schema, migrator);
-        this.groupCatalog = new dev.sluice.internal.consume.GroupCatalog(db, streamCatalog, schema, clientId);
+        this.groupRegistry = new dev.sluice.internal.consume.GroupRegistry(db, streamCatalog, schema, clientId);
+        this.groupOperations = new dev.sluice.internal.consume.GroupOperations(db, groupRegistry, schema);
+        this.readerOffsets = new dev.sluice.internal.consume.ReaderOffsets(db, streamCatalog, schema);
         this.jobStore = new dev.sluice.internal.queue.JobStore(db, schema);
         this.lockStore = new dev.sluice.internal.lock.LockStore(db, schema);
         // Schedule fires to streams go through this client's own producers (one per stream and content type).
@@ -223,8 +227,16 @@ public final class Sluice implements AutoCloseable {
         return db;
     }
 
-    dev.sluice.internal.consume.GroupCatalog groupCatalog() {
-        return groupCatalog;
+    dev.sluice.internal.consume.GroupRegistry groupRegistry() {
+        return groupRegistry;
+    }
+
+    dev.sluice.internal.consume.GroupOperations groupOperations() {
+        return groupOperations;
+    }
+
+    dev.sluice.internal.consume.ReaderOffsets readerOffsets() {
+        return readerOffsets;
     }
 
     dev.sluice.internal.queue.JobStore jobStore() {

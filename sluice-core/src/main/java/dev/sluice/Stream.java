@@ -118,7 +118,7 @@ public final class Stream<T> {
     /** Every consumer group of this stream with its progress, by name. */
     public java.util.List<GroupInfo> consumerGroups() {
         Names.validate("stream", name);
-        return sluice.groupCatalog().list(name);
+        return sluice.groupRegistry().list(name);
     }
 
     /** A simple offset-tracked reader (for users who manage their own progress); see {@link Reader}. */

@@ -56,7 +56,7 @@ public final class LogReader {
     }
 
     private static long sequenceHead(Connection c, FamilyTables t) throws java.sql.SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + t.headExpression()); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).messages.head); ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
         }
@@ -86,27 +86,10 @@ public final class LogReader {
         }
     }
 
-    /**
-     * The budgeted read. {@code sized} measures the candidate rows without reading their payloads
-     * ({@code octet_length} of a stored value reads its length, not the value), {@code cut} keeps the
-     * longest prefix within the budget (at least the first row), and only that prefix is sent.
-     * Parameters: after id, head, limit, budget, after id.
-     */
-    private static String selectSql(FamilyTables t) {
-        return """
-                WITH sized AS (SELECT id, sum(octet_length(payload)) OVER (ORDER BY id) AS upto,
-                                      row_number() OVER (ORDER BY id) AS n
-                                 FROM %1$s WHERE id > ? AND id <= ? ORDER BY id LIMIT ?),
-                     cut AS (SELECT max(id) AS last FROM sized WHERE upto <= ? OR n = 1)
-                SELECT m.id, m.created_at, m.schema_version, m.content_type, m.routing_key, m.message_key,
-                       m.compaction_rank, m.headers::text, m.options::text, m.payload
-                  FROM %1$s m, cut WHERE m.id > ? AND m.id <= cut.last ORDER BY m.id""".formatted(t.messageLog());
-    }
-
     private static List<StoredMessage> select(Connection c, FamilyTables t, long afterId, long head, int limit, long maxBytes)
             throws java.sql.SQLException {
         List<StoredMessage> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(selectSql(t))) {
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).messages.readPage)) {
             ps.setLong(1, afterId);
             ps.setLong(2, head);
             ps.setInt(3, limit);

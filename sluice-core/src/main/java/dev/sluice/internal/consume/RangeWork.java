@@ -61,11 +61,11 @@ final class RangeWork {
     }
 
     /** An exception-queue row produced by an outcome. */
-    record OutcomeRow(long id, String status, String messageKey, int attempts, int delays, double afterSeconds,
+    record OutcomeRow(long id, RowStatus status, String messageKey, int attempts, int delays, double afterSeconds,
                       String error, String stack) {
     }
 
     /** A delivery-log event. */
-    record LogEvent(long id, int attempt, String status, String error) {
+    record LogEvent(long id, int attempt, DeliveryEvent status, String error) {
     }
 }

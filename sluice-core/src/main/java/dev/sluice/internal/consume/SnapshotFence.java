@@ -116,8 +116,7 @@ public final class SnapshotFence {
      * decides with later statements ({@link #settled}, its read), whose snapshots are taken after the lock read.
      */
     public static Observation observe(Connection c, FamilyTables t) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("WITH " + observationCtes(t) + " SELECT o.head, " + HOLDERS
-                + "::text[] FROM o"); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).messages.observe); ResultSet rs = ps.executeQuery()) {
             rs.next();
             return new Observation(rs.getLong(1), List.of((String[]) rs.getArray(2).getArray()));
         }
@@ -129,9 +128,7 @@ public final class SnapshotFence {
      * step with it, passing a snapshot captured earlier.
      */
     static List<String> holders(Connection c, FamilyTables t, String snapshot, String me) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("WITH snap AS MATERIALIZED (SELECT coalesce(?::pg_snapshot,"
-                + " pg_current_snapshot()) AS s, ?::xid8 AS me), " + locksCte(t) + " SELECT " + holders("snap.s", "snap.me")
-                + "::text[] FROM snap")) {
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).messages.holdersAt)) {
             ps.setString(1, snapshot);
             ps.setString(2, me);
             try (ResultSet rs = ps.executeQuery()) {
@@ -141,12 +138,15 @@ public final class SnapshotFence {
         }
     }
 
+    /** Whether every holder (parameter: xid8[]) has ended, seen from a snapshot taken now. */
+    private static final String SETTLED = "SELECT " + ended("?::xid8[]", "pg_current_snapshot()");
+
     /** Whether every holder of the observation has ended (read-only; no transaction id). */
     public static boolean settled(Connection c, Observation o) throws SQLException {
         if (o.holders().isEmpty()) {
             return true;
         }
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + ended("?::xid8[]", "pg_current_snapshot()"))) {
+        try (PreparedStatement ps = c.prepareStatement(SETTLED)) {
             Array xids = c.createArrayOf("text", o.holders().toArray());
             ps.setArray(1, xids);
             try (ResultSet rs = ps.executeQuery()) {

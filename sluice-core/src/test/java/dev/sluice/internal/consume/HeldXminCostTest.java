@@ -113,7 +113,7 @@ class HeldXminCostTest {
     }
 
     private static void renew(Connection c, FamilyTables t, long lease, UUID owner) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.renewRanges(t))) {
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.renewRanges)) {
             java.sql.Array ids = c.createArrayOf("int8", new Long[] {lease});
             ps.setDouble(1, 30);
             ps.setArray(2, ids);
@@ -148,8 +148,8 @@ class HeldXminCostTest {
 
     /** The consumer's claim statements (batch {@code batch}); returns the lease id, 0 when nothing was claimed. */
     private static long claim(Connection c, FamilyTables t, long gid, UUID owner, int batch) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
-            ClaimSql.bindClaim(ps, t, gid, batch, ReadOptions.DEFAULT_MAX_BYTES, owner, 30);
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.claim)) {
+            ConsumeSql.of(t).ranges.bindClaim(ps, gid, batch, ReadOptions.DEFAULT_MAX_BYTES, owner, 30);
             ps.execute();
             assertThat(ps.getMoreResults()).isTrue();
             try (ResultSet rs = ps.getResultSet()) {
@@ -160,7 +160,7 @@ class HeldXminCostTest {
     }
 
     private static void complete(Connection c, FamilyTables t, long lease, UUID owner) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.completeRange(t))) {
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.completeRange)) {
             ps.setLong(1, lease);
             ps.setObject(2, owner);
             try (ResultSet rs = ps.executeQuery()) {

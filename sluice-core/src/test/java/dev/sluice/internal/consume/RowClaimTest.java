@@ -83,7 +83,7 @@ class RowClaimTest {
                 lease(c, t, gid, 2, "now() + interval '1 minute'", "{}");
                 lease(c, t, gid, 3, "now() - interval '1 second'", "{3}");
                 List<String> waiting = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.waitingKeys(t))) {
+                try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).keys.waitingKeys)) {
                     ps.setArray(1, c.createArrayOf("text", new String[] {"a", "b", "c", "d", "e", "f", "g", "h"}));
                     ps.setArray(2, c.createArrayOf("int8", new Long[] {50L, 50L, 50L, 50L, 50L, 50L, 50L, 50L}));
                     ps.setLong(3, gid);
@@ -116,8 +116,8 @@ class RowClaimTest {
             try (Connection c = db.connect()) {
                 c.setAutoCommit(true);
                 long leaseId;
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.claim(t))) {
-                    ClaimSql.bindClaim(ps, t, gid, 10, dev.sluice.ReadOptions.DEFAULT_MAX_BYTES, UUID.randomUUID(), 30);
+                try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.claim)) {
+                    ConsumeSql.of(t).ranges.bindClaim(ps, gid, 10, dev.sluice.ReadOptions.DEFAULT_MAX_BYTES, UUID.randomUUID(), 30);
                     ps.execute();
                     assertThat(ps.getMoreResults()).isTrue();
                     try (ResultSet rs = ps.getResultSet()) {
@@ -165,8 +165,8 @@ class RowClaimTest {
                         + " WHERE message_id = 51");
                 execute(c, "UPDATE " + t.exceptionQueue() + " SET attempts = 2 WHERE message_id = 52");
                 List<Long> claimed = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, ConcurrencyPolicy.PARALLEL))) {
-                    ClaimSql.bindClaimRows(ps, gid, 100, 2, true, UUID.randomUUID(), 30, Long.MAX_VALUE);
+                try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).exceptions.claimRows(ConcurrencyPolicy.PARALLEL))) {
+                    ExceptionSql.bindClaimRows(ps, gid, 100, 2, true, UUID.randomUUID(), 30, Long.MAX_VALUE);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             claimed.add(rs.getLong(1));
@@ -207,8 +207,8 @@ class RowClaimTest {
                 List<List<Long>> claims = new ArrayList<>();
                 for (int i = 0; i < 5; i++) {
                     List<Long> claimed = new ArrayList<>();
-                    try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, ConcurrencyPolicy.PARALLEL))) {
-                        ClaimSql.bindClaimRows(ps, gid, 100, 5, true, UUID.randomUUID(), 30, 2500);
+                    try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).exceptions.claimRows(ConcurrencyPolicy.PARALLEL))) {
+                        ExceptionSql.bindClaimRows(ps, gid, 100, 5, true, UUID.randomUUID(), 30, 2500);
                         try (ResultSet rs = ps.executeQuery()) {
                             while (rs.next()) {
                                 claimed.add(rs.getLong(1));
@@ -269,8 +269,8 @@ class RowClaimTest {
 
     private static List<Long> claim(Connection c, FamilyTables t, long gid, ConcurrencyPolicy policy) throws Exception {
         List<Long> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(ClaimSql.claimRows(t, policy))) {
-            ClaimSql.bindClaimRows(ps, gid, 100, 5, true, UUID.randomUUID(), 30, Long.MAX_VALUE);
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).exceptions.claimRows(policy))) {
+            ExceptionSql.bindClaimRows(ps, gid, 100, 5, true, UUID.randomUUID(), 30, Long.MAX_VALUE);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(rs.getLong(1));

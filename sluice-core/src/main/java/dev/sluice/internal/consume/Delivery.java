@@ -1,0 +1,205 @@
+package dev.sluice.internal.consume;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.Handler;
+import dev.sluice.Message;
+import dev.sluice.Outcome;
+import dev.sluice.Serde;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Hands fetched messages to the handler: what is skipped (superseded by compaction, an unaccepted schema
+ * version, not bound), decoding, the call itself, and the group's bindings cache; plus the reads of
+ * messages ({@link MessageSql}).
+ */
+final class Delivery<T> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final ConsumerContext ctx;
+    private final Handler<T> handler;
+    private final Serde<T> serde;
+    private final Set<Integer> accept;
+    private volatile Bindings bindings;
+    private volatile long bindingsValidThrough;
+
+    Delivery(ConsumerContext ctx, Handler<T> handler, Serde<T> serde, Set<Integer> accept) {
+        this.ctx = ctx;
+        this.handler = handler;
+        this.serde = serde;
+        this.accept = accept;
+    }
+
+    /** Whether the message needs no delivery (counted by reason). */
+    boolean skip(Fetched f, Bindings b) {
+        if (f.superseded()) {
+            ctx.stats.skippedSuperseded.increment();
+            return true;
+        }
+        if (accept != null && !accept.contains(f.schemaVersion())) {
+            ctx.stats.skippedVersion.increment();
+            return true;
+        }
+        if (!b.accepts(f.id(), f.routingKey())) {
+            ctx.stats.skippedFiltered.increment();
+            return true;
+        }
+        return false;
+    }
+
+    /** Decodes and runs the handler; a throw is a retry, an undecodable payload is terminal. */
+    Outcome deliver(Fetched f, int attempt, int delays) {
+        T payload;
+        try {
+            payload = serde.deserialize(f.payload());
+        } catch (Exception e) {
+            ctx.stats.delivered.increment();
+            return Outcome.terminal("undecodable payload (" + f.contentType() + "): " + e);
+        }
+        Message<T> m = new Message<>(f.id(), payload, f.messageKey(), f.routingKey(), headers(f.headersJson()),
+                attempt, delays, f.createdAt(), f.schemaVersion());
+        ctx.stats.delivered.increment();
+        try {
+            Outcome out = handler.handle(m);
+            return out == null ? Outcome.success() : out;
+        } catch (Throwable e) {
+            if (e instanceof Error && !(e instanceof AssertionError) && !(e instanceof StackOverflowError)) {
+                ConsumerContext.log.error("handler threw an Error: group={} message={}", ctx.g.groupName(), f.id(), e);
+            }
+            return new Outcome.Retry(null, e);
+        }
+    }
+
+    /** Takes the bindings a claim read with its head, unless those cached already cover {@code claimedThrough}. */
+    void claimed(long claimedThrough, String bindingsJson, long head) {
+        if (claimedThrough > bindingsValidThrough) {
+            bindings = parseBindings(bindingsJson);
+            bindingsValidThrough = head;
+        }
+    }
+
+    /**
+     * The group's bindings, valid for message ids up to the head read with them: a binding change is
+     * installed from the head at its registration onwards, so ids above the cached head need a fresh
+     * read (and ids at or below it are classified exactly as before the change).
+     */
+    Bindings bindings(long upToId) {
+        Bindings b = bindings;
+        if (b == null || upToId > bindingsValidThrough) {
+            long[] head = new long[1];
+            b = ctx.db.autoCommitReplayable("read bindings", c -> {
+                List<Bindings.Entry> entries = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement(ctx.sql.bindings.bindings)) {
+                    ps.setLong(1, ctx.groupId());
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            long until = rs.getLong(3);
+                            Long end = rs.wasNull() ? null : until;
+                            entries.add(Bindings.entry(rs.getString(1), rs.getLong(2), end));
+                            head[0] = rs.getLong(4);
+                        }
+                    }
+                }
+                if (entries.isEmpty()) {
+                    try (PreparedStatement ps = c.prepareStatement(ctx.sql.messages.headQuery); ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        head[0] = rs.getLong(1);
+                    }
+                }
+                return new Bindings(entries);
+            });
+            bindings = b;
+            bindingsValidThrough = head[0];
+        }
+        return b;
+    }
+
+    private static Bindings parseBindings(String json) {
+        List<Bindings.Entry> entries = new ArrayList<>();
+        if (json != null) {
+            try {
+                for (JsonNode e : JSON.readTree(json)) {
+                    entries.add(Bindings.entry(e.get(0).asText(), e.get(1).asLong(), e.get(2).isNull() ? null : e.get(2).asLong()));
+                }
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("unreadable bindings from the claim: " + e.getMessage(), e);
+            }
+        }
+        return new Bindings(entries);
+    }
+
+    /** The messages of a range, except its resolved ids. */
+    List<Fetched> fetchRange(RangeWork w) {
+        return ctx.db.autoCommitReplayable("fetch a range", c -> {
+            try (PreparedStatement ps = c.prepareStatement(ctx.sql.messages.fetchRange)) {
+                ps.setLong(1, w.low);
+                ps.setLong(2, w.high);
+                ps.setArray(3, c.createArrayOf("int8", w.resolved.toArray()));
+                return read(ps);
+            }
+        });
+    }
+
+    /** The messages of claimed rows (a row whose message retention dropped has none). */
+    List<Fetched> fetchIds(Set<Long> ids) {
+        return ctx.db.autoCommitReplayable("fetch claimed rows", c -> {
+            try (PreparedStatement ps = c.prepareStatement(ctx.sql.messages.fetchIds)) {
+                ps.setArray(1, c.createArrayOf("int8", ids.toArray()));
+                return read(ps);
+            }
+        });
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, String> headers(String json) {
+        if (json == null) {
+            return Map.of();
+        }
+        try {
+            return Collections.unmodifiableMap(JSON.readValue(json, LinkedHashMap.class));
+        } catch (java.io.IOException e) {
+            return Map.of();
+        }
+    }
+
+    /** When a scheduled message is due (null: now). */
+    static Instant deliverAt(Fetched f) {
+        if (f.optionsJson() == null) {
+            return null;
+        }
+        try {
+            JsonNode at = JSON.readTree(f.optionsJson()).get("deliver_at");
+            return at == null || at.isNull() ? null : Instant.parse(at.asText());
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static List<Fetched> read(PreparedStatement ps) throws SQLException {
+        List<Fetched> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(fetched(rs, 0));
+            }
+        }
+        return out;
+    }
+
+    /** One message from the columns of {@link MessageSql#FETCH_COLUMNS}, starting after column {@code offset}. */
+    static Fetched fetched(ResultSet rs, int offset) throws SQLException {
+        long rank = rs.getLong(offset + 7);
+        Long r = rs.wasNull() ? null : rank;
+        return new Fetched(rs.getLong(offset + 1), rs.getTimestamp(offset + 2).toInstant(), rs.getInt(offset + 3),
+                rs.getString(offset + 4), rs.getString(offset + 5), rs.getString(offset + 6), r, rs.getString(offset + 8),
+                rs.getString(offset + 9), rs.getBytes(offset + 10), rs.getBoolean(offset + 11));
+    }
+}

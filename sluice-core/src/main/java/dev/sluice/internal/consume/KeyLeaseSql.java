@@ -1,0 +1,79 @@
+package dev.sluice.internal.consume;
+
+import dev.sluice.internal.schema.FamilyTables;
+
+/**
+ * Owner of {@code message_key_lease_<id>}: every statement that writes it, and the key checks of the keyed
+ * policies, built once per stream ({@link ConsumeSql#of}). A key lease gives one in-flight delivery per message
+ * key of a group ({@code ordered}, {@code exclusive}); the {@code parallel} policy takes none.
+ */
+final class KeyLeaseSql {
+    /**
+     * Takes free (or expired) key leases; returns the keys taken. A key this consumer already holds for
+     * another range or row is not taken again: one in-flight delivery per key, also within a process.
+     * Parameters: group, owner, lease seconds, keys, first ids.
+     */
+    final String acquireKeys;
+
+    /** Releases some keys of one holder. Parameters: group, owner, keys. */
+    final String releaseKeys;
+
+    /** Deletes every key lease of one holder (a clean stop); returns the keys. Parameters: group, owner token. */
+    final String releaseAllKeys;
+
+    /** Renews every key lease of one holder. Parameters: lease seconds, group, owner. */
+    final String renewKeys;
+
+    /** Drops every key lease of a group (a rewind). Parameter: group. */
+    final String deleteKeys;
+
+    /**
+     * For exclusive delivery: the keys among (key, first id) pairs that an earlier message should get
+     * first — an exception row of the key that is due and waiting (ready or deferred), or an unresolved
+     * message of the key in a range whose lease expired (its holder died: the key is free exactly when the
+     * range can be taken over, and the takeover must not find the key gone to a later message, which
+     * could hold it for as long as its handler runs).
+     */
+    final String waitingKeys;
+
+    /**
+     * For ordered delivery: the keys among (key, first id) pairs that have an unresolved earlier message
+     * in this group — an exception row not yet resolved, or a message inside another open range below.
+     */
+    final String blockedKeys;
+
+    KeyLeaseSql(FamilyTables t, RangeSql ranges) {
+        this.acquireKeys = "INSERT INTO " + t.messageKeyLease() + " AS k (consumer_group_id, message_key, message_id, owner_token, expires_at)"
+                + " SELECT ?, x.key, x.id, ?, now() + make_interval(secs => ?)"
+                + " FROM unnest(?::text[], ?::bigint[]) AS x(key, id) ORDER BY x.key"
+                + " ON CONFLICT (consumer_group_id, message_key) DO UPDATE SET message_id = EXCLUDED.message_id,"
+                + "   owner_token = EXCLUDED.owner_token, expires_at = EXCLUDED.expires_at"
+                + "   WHERE k.expires_at <= now()"
+                + " RETURNING message_key";
+        this.releaseKeys = "DELETE FROM " + t.messageKeyLease() + " WHERE consumer_group_id = ? AND owner_token = ? AND message_key = ANY(?)";
+        this.releaseAllKeys = "DELETE FROM " + t.messageKeyLease() + " WHERE consumer_group_id = ? AND owner_token = ? RETURNING message_key";
+        this.renewKeys = "UPDATE " + t.messageKeyLease() + " SET expires_at = now() + make_interval(secs => ?)"
+                + " WHERE consumer_group_id = ? AND owner_token = ?";
+        this.deleteKeys = "DELETE FROM " + t.messageKeyLease() + " WHERE consumer_group_id = ?";
+        this.waitingKeys = "SELECT x.key FROM unnest(?::text[], ?::bigint[]) AS x(key, first_id)"
+                + " WHERE EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = ? AND e.message_key = x.key"
+                + "   AND e.message_id < x.first_id AND e.status IN ('ready', 'deferred') AND e.can_run_after <= now())"
+                + "  OR " + unresolvedInRangeBelow(t, ranges, "l.expires_at <= now()");
+        this.blockedKeys = "SELECT x.key FROM unnest(?::text[], ?::bigint[]) AS x(key, first_id)"
+                + " WHERE EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = ? AND e.message_key = x.key"
+                + "     AND e.message_id < x.first_id AND e.status IN ('ready', 'deferred', 'inflight'))"
+                + "  OR " + unresolvedInRangeBelow(t, ranges, "l.id <> ?");
+    }
+
+    /**
+     * Whether a message of key {@code x.key} below {@code x.first_id} is unresolved in a leased range that
+     * also meets {@code which}. Parameters: group, group, then those of {@code which}.
+     */
+    private static String unresolvedInRangeBelow(FamilyTables t, RangeSql ranges, String which) {
+        return "EXISTS (SELECT 1 FROM " + t.claimLease() + " l JOIN " + t.messageLog() + " m"
+                + "     ON m.id BETWEEN l.low AND least(l.high, x.first_id - 1)"
+                + "     WHERE l.consumer_group_id = ? AND l.low > " + ranges.committedFloor + " AND l.low < x.first_id AND " + which
+                + "     AND m.message_key = x.key"
+                + "     AND NOT (m.id = ANY(l.resolved)))";
+    }
+}
