@@ -446,6 +446,6 @@ public final class GroupConsumer<T> implements Consumption {
 
     @Override
     public String toString() {
-        return "consumption of " + g.streamName() + "/" + g.groupName();
+        return "consumption of " + ctx.g.streamName() + "/" + ctx.g.groupName();
     }
 }
