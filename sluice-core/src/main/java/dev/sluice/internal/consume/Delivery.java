@@ -11,10 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -65,7 +62,7 @@ final class Delivery<T> {
             ctx.stats.delivered.increment();
             return Outcome.terminal("undecodable payload (" + f.contentType() + "): " + e);
         }
-        Message<T> m = new Message<>(f.id(), payload, f.messageKey(), f.routingKey(), headers(f.headersJson()),
+        Message<T> m = new Message<>(f.id(), payload, f.messageKey(), f.routingKey(), dev.sluice.internal.text.Headers.decode(f.headersJson()),
                 attempt, delays, f.createdAt(), f.schemaVersion());
         ctx.stats.delivered.increment();
         try {
@@ -157,18 +154,6 @@ final class Delivery<T> {
                 return read(ps);
             }
         });
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, String> headers(String json) {
-        if (json == null) {
-            return Map.of();
-        }
-        try {
-            return Collections.unmodifiableMap(JSON.readValue(json, LinkedHashMap.class));
-        } catch (java.io.IOException e) {
-            return Map.of();
-        }
     }
 
     /** When a scheduled message is due (null: now). */

@@ -62,18 +62,6 @@ public final class LogReader {
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private static java.util.Map<String, String> headers(String json) {
-        if (json == null) {
-            return java.util.Map.of();
-        }
-        try {
-            return java.util.Collections.unmodifiableMap(JSON.readValue(json, java.util.LinkedHashMap.class));
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException("unreadable headers", e);
-        }
-    }
-
     private static Instant deliverAt(String json) {
         if (json == null) {
             return null;
@@ -100,7 +88,7 @@ public final class LogReader {
                     long rank = rs.getLong(7);
                     Long r = rs.wasNull() ? null : rank;
                     out.add(new StoredMessage(rs.getLong(1), rs.getTimestamp(2).toInstant(), rs.getInt(3), rs.getString(4),
-                            rs.getString(5), rs.getString(6), r, headers(rs.getString(8)), deliverAt(rs.getString(9)),
+                            rs.getString(5), rs.getString(6), r, dev.sluice.internal.text.Headers.decode(rs.getString(8)), deliverAt(rs.getString(9)),
                             rs.getBytes(10)));
                 }
             }

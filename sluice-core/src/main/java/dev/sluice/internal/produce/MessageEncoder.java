@@ -19,9 +19,6 @@ import java.util.UUID;
  */
 public final class MessageEncoder<T> {
     public static final int MAX_KEY_LENGTH = 256;
-    public static final int MAX_HEADERS = 64;
-    public static final int MAX_HEADER_NAME_LENGTH = 128;
-    public static final int MAX_HEADERS_BYTES = 8192;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Serde<T> serde;
@@ -68,7 +65,7 @@ public final class MessageEncoder<T> {
             throw new SluiceException(ErrorCode.INVALID_OPTIONS, "compaction needs a message key (the compaction identity)");
         }
         return new Encoded(bytes, serde.contentType(), schemaVersion, o.messageKey(), o.routingKey(),
-                headersJson(o.headers()), optionsJson(o), o.compactionRank(), idempotencyUuid(o.idempotencyKey()));
+                dev.sluice.internal.text.Headers.encode(o.headers()), optionsJson(o), o.compactionRank(), idempotencyUuid(o.idempotencyKey()));
     }
 
     /** The name-based uuid an idempotency key is stored as. */
@@ -92,30 +89,6 @@ public final class MessageEncoder<T> {
         }
     }
 
-    private static String headersJson(Map<String, String> headers) {
-        if (headers.isEmpty()) {
-            return null;
-        }
-        if (headers.size() > MAX_HEADERS) {
-            throw new SluiceException(ErrorCode.INVALID_HEADERS, "at most " + MAX_HEADERS + " headers (got " + headers.size() + ")");
-        }
-        for (Map.Entry<String, String> h : headers.entrySet()) {
-            String name = h.getKey();
-            if (name == null || name.isEmpty() || name.length() > MAX_HEADER_NAME_LENGTH || Echo.firstControl(name) >= 0) {
-                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header names must be 1 to "
-                        + MAX_HEADER_NAME_LENGTH + " characters without control characters (got '" + Echo.of(name) + "')");
-            }
-            // Values may hold control characters other than NUL (PostgreSQL text cannot); tools escape them on output.
-            if (h.getValue() == null || h.getValue().indexOf('\0') >= 0) {
-                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header '" + Echo.of(name) + "' needs a value without NUL characters");
-            }
-        }
-        String json = write(headers);
-        if (json.getBytes(StandardCharsets.UTF_8).length > MAX_HEADERS_BYTES) {
-            throw new SluiceException(ErrorCode.INVALID_HEADERS, "headers exceed " + MAX_HEADERS_BYTES + " bytes");
-        }
-        return json;
-    }
 
     private static String optionsJson(ProduceOptions o) {
         if (o.deliverAt() == null) {

@@ -1,6 +1,5 @@
 package dev.sluice.internal.queue;
 
-import static dev.sluice.internal.queue.JobValues.headers;
 import static dev.sluice.internal.queue.JobValues.instant;
 import static dev.sluice.internal.queue.JobValues.micros;
 
@@ -60,7 +59,7 @@ final class JobClaims {
                     while (rs.next()) {
                         // The claim's hot loop: timestamps read as epoch microseconds (no Calendar), the token known.
                         rows.add(new JobStore.Claimed(rs.getLong(1), queue, rs.getBytes(2), rs.getString(3),
-                                headers(rs.getString(4)), rs.getInt(5), micros(rs, 6), rs.getInt(7), rs.getInt(8),
+                                dev.sluice.internal.text.Headers.decode(rs.getString(4)), rs.getInt(5), micros(rs, 6), rs.getInt(7), rs.getInt(8),
                                 rs.getLong(9), token, micros(rs, 11), rs.getString(12), micros(rs, 13)));
                     }
                 }

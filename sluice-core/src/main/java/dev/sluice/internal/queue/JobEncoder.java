@@ -1,17 +1,13 @@
 package dev.sluice.internal.queue;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.EnqueueOptions;
 import dev.sluice.ErrorCode;
 import dev.sluice.QueueOptions;
 import dev.sluice.Serde;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.text.Echo;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 
 /**
  * Validates and encodes one job before any round trip: payload present and within the queue's limit,
@@ -20,14 +16,10 @@ import java.util.Map;
  */
 public final class JobEncoder<T> {
     static final int MAX_KEY_LENGTH = 256;
-    static final int MAX_HEADERS = 64;
-    static final int MAX_HEADER_NAME_LENGTH = 128;
-    static final int MAX_HEADERS_BYTES = 8192;
     /** The longest delay accepted (beyond it a job would outlive any sensible deployment). */
     static final Duration MAX_DELAY = Duration.ofDays(3650);
     /** The earliest runAt or expiresAt accepted: far enough back for any "now", inside what the microsecond encoding holds. */
     static final Instant MIN_TIME = Instant.parse("0001-01-01T00:00:00Z");
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Serde<T> serde;
     private final int maxPayloadBytes;
@@ -61,7 +53,7 @@ public final class JobEncoder<T> {
             throw invalid("expiresAt (" + o.expiresAt() + ") must be after runAt (" + o.runAt() + "): the job could never run");
         }
         checkKey(o.uniqueKey());
-        String headers = headersJson(o.headers());
+        String headers = dev.sluice.internal.text.Headers.encode(o.headers());
         byte[] bytes;
         try {
             bytes = serde.serialize(payload);
@@ -108,33 +100,4 @@ public final class JobEncoder<T> {
         }
     }
 
-    private static String headersJson(Map<String, String> headers) {
-        if (headers.isEmpty()) {
-            return null;
-        }
-        if (headers.size() > MAX_HEADERS) {
-            throw new SluiceException(ErrorCode.INVALID_HEADERS, "at most " + MAX_HEADERS + " headers (got " + headers.size() + ")");
-        }
-        for (Map.Entry<String, String> h : headers.entrySet()) {
-            String name = h.getKey();
-            if (name == null || name.isEmpty() || name.length() > MAX_HEADER_NAME_LENGTH || Echo.firstControl(name) >= 0) {
-                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header names must be 1 to "
-                        + MAX_HEADER_NAME_LENGTH + " characters without control characters (got '" + Echo.of(name) + "')");
-            }
-            // Values may hold control characters other than NUL (PostgreSQL text cannot); tools escape them on output.
-            if (h.getValue() == null || h.getValue().indexOf('\0') >= 0) {
-                throw new SluiceException(ErrorCode.INVALID_HEADERS, "header '" + Echo.of(name) + "' needs a value without NUL characters");
-            }
-        }
-        String json;
-        try {
-            json = JSON.writeValueAsString(headers);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
-        if (json.getBytes(StandardCharsets.UTF_8).length > MAX_HEADERS_BYTES) {
-            throw new SluiceException(ErrorCode.INVALID_HEADERS, "headers exceed " + MAX_HEADERS_BYTES + " bytes");
-        }
-        return json;
-    }
 }

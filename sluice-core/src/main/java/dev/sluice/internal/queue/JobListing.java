@@ -1,6 +1,5 @@
 package dev.sluice.internal.queue;
 
-import static dev.sluice.internal.queue.JobValues.headers;
 import static dev.sluice.internal.queue.JobValues.instant;
 import static dev.sluice.internal.queue.JobValues.micros;
 
@@ -73,7 +72,7 @@ public final class JobListing {
         long after = cursor == null || cursor.isEmpty() ? 0 : decode(cursor, "jd", 1)[0];
         List<DeadJob> items = db.autoCommit("list dead jobs of queue '" + queue + "'", c -> Sql.list(c, sql.deadPage,
                 rs -> new DeadJob(rs.getLong(1), rs.getString(2), DeadReason.fromDb(rs.getString(3)), rs.getString(4),
-                        rs.getInt(5), rs.getInt(6), rs.getInt(7), rs.getString(8), headers(rs.getString(9)),
+                        rs.getInt(5), rs.getInt(6), rs.getInt(7), rs.getString(8), dev.sluice.internal.text.Headers.decode(rs.getString(9)),
                         rs.getString(10), rs.getInt(11), instant(rs.getTimestamp(12)), instant(rs.getTimestamp(13)),
                         instant(rs.getTimestamp(14))),
                 queue, after, limit + 1));
@@ -103,7 +102,7 @@ public final class JobListing {
                 rs.getInt(4), instant(rs.getTimestamp(5)), instant(rs.getTimestamp(6)), rs.getInt(7), rs.getInt(8),
                 Duration.ofNanos(rs.getLong(9)), Duration.ofNanos(rs.getLong(10)), Duration.ofNanos(rs.getLong(11)),
                 Duration.ofNanos(rs.getLong(12)), rs.getString(13), instant(rs.getTimestamp(14)), instant(rs.getTimestamp(15)),
-                rs.getString(16), rs.getString(17), headers(rs.getString(18)), rs.getString(19), rs.getInt(20),
+                rs.getString(16), rs.getString(17), dev.sluice.internal.text.Headers.decode(rs.getString(18)), rs.getString(19), rs.getInt(20),
                 instant(rs.getTimestamp(21)), instant(rs.getTimestamp(22)));
     }
 

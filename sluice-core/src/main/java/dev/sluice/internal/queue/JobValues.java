@@ -1,22 +1,17 @@
 package dev.sluice.internal.queue;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * Conversions between Java values and the job tables' columns and parameters: epoch microseconds (the
- * unit of {@link QueueSql#micros} and of the enqueue statements' time parameters), timestamps, the headers'
- * JSON. Shared by the statement runners of the package; no state.
+ * unit of {@link QueueSql#micros} and of the enqueue statements' time parameters), and timestamps.
+ * Shared by the statement runners of the package; no state.
  */
 final class JobValues {
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private JobValues() {
     }
@@ -44,18 +39,5 @@ final class JobValues {
 
     static Instant instant(Timestamp ts) {
         return ts == null ? null : ts.toInstant();
-    }
-
-    /** The headers of a {@code headers::text} column; empty when null or not a JSON object. */
-    @SuppressWarnings("unchecked")
-    static Map<String, String> headers(String json) {
-        if (json == null) {
-            return Map.of();
-        }
-        try {
-            return Collections.unmodifiableMap(JSON.readValue(json, LinkedHashMap.class));
-        } catch (java.io.IOException e) {
-            return Map.of();
-        }
     }
 }

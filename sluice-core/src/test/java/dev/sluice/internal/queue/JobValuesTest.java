@@ -39,16 +39,6 @@ class JobValuesTest {
     }
 
     @Test
-    void headersAreReadInOrderAndAnythingElseIsEmpty() {
-        assertThat(JobValues.headers("{\"b\":\"2\",\"a\":\"1\"}")).containsExactly(Map.entry("b", "2"), Map.entry("a", "1"));
-        assertThat(JobValues.headers(null)).isEmpty();
-        assertThat(JobValues.headers("[1,2]")).isEmpty();
-        assertThat(JobValues.headers("{not json")).isEmpty();
-        assertThatThrownBy(() -> JobValues.headers("{\"a\":\"1\"}").put("b", "2"))
-                .isInstanceOf(UnsupportedOperationException.class);
-    }
-
-    @Test
     void onlyKeylessJobsWithOneContentTypeAndOneSetOfStampsTakeTheBulkPath() {
         EncodedJob.Stamps stamps = new EncodedJob.Stamps(30_000_000_000L, 5, 1_000_000_000L, 60_000_000_000L, 0);
         EncodedJob plain = job("application/json", null, stamps);
