@@ -89,42 +89,35 @@ public final class GroupOperations {
      */
     public int redrive(String stream, String group, List<Long> ids) {
         GroupRef g = groups.resolve(stream, group);
-        return db.transaction("redrive dead letters", c -> {
-            ExceptionSql rows = ConsumeSql.of(g.tables()).exceptions;
-            String sql = ids == null ? rows.redriveAll : rows.redriveIds;
-            int n;
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                ps.setLong(1, g.groupId());
-                if (ids != null) {
-                    ps.setArray(2, c.createArrayOf("int8", ids.toArray()));
-                }
-                n = ps.executeUpdate();
-            }
-            if (ids != null && n != new HashSet<>(ids).size()) {
-                throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, "only " + n + " of the " + new HashSet<>(ids).size()
-                        + " ids are dead letters of group '" + group + "'; nothing was redriven");
-            }
-            return n;
-        });
+        ExceptionSql rows = ConsumeSql.of(g.tables()).exceptions;
+        return onDead(g, ids, rows.redriveAll, rows.redriveIds, "redriven");
     }
 
     /** Deletes dead letters (all of the group when {@code ids} is null); the messages stay in the log. */
     public int purge(String stream, String group, List<Long> ids) {
         GroupRef g = groups.resolve(stream, group);
-        return db.transaction("purge dead letters", c -> {
-            ExceptionSql rows = ConsumeSql.of(g.tables()).exceptions;
-            String sql = ids == null ? rows.purgeAll : rows.purgeIds;
+        ExceptionSql rows = ConsumeSql.of(g.tables()).exceptions;
+        return onDead(g, ids, rows.purgeAll, rows.purgeIds, "purged");
+    }
+
+    /**
+     * Runs an operator action on dead letters: every one of the group ({@code ids} null, {@code all}) or the named
+     * ones ({@code some}), all or nothing — naming an id without a dead letter is {@link ErrorCode#MESSAGE_NOT_FOUND}.
+     */
+    private int onDead(GroupRef g, List<Long> ids, String all, String some, String done) {
+        return db.transaction("dead letters " + done, c -> {
             int n;
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
+            try (PreparedStatement ps = c.prepareStatement(ids == null ? all : some)) {
                 ps.setLong(1, g.groupId());
                 if (ids != null) {
                     ps.setArray(2, c.createArrayOf("int8", ids.toArray()));
                 }
                 n = ps.executeUpdate();
             }
-            if (ids != null && n != new HashSet<>(ids).size()) {
-                throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, "only " + n + " of the " + new HashSet<>(ids).size()
-                        + " ids are dead letters of group '" + group + "'; nothing was purged");
+            int named = ids == null ? n : new HashSet<>(ids).size();
+            if (n != named) {
+                throw new SluiceException(ErrorCode.MESSAGE_NOT_FOUND, "only " + n + " of the " + named
+                        + " ids are dead letters of group '" + g.groupName() + "'; nothing was " + done);
             }
             return n;
         });
