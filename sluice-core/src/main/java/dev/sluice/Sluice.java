@@ -40,8 +40,6 @@ public final class Sluice implements AutoCloseable {
     private final dev.sluice.internal.consume.ReaderOffsets readerOffsets;
     private volatile dev.sluice.internal.notify.ClientSession session;
     private final dev.sluice.internal.runtime.Tracker tracker = new dev.sluice.internal.runtime.Tracker();
-    private final java.util.Map<AutoCloseable, dev.sluice.internal.runtime.Tracker.Registration> registrations =
-            new java.util.concurrent.ConcurrentHashMap<>();
     private volatile java.util.concurrent.ExecutorService maintenance;
     private final dev.sluice.internal.queue.JobStore jobStore;
     private final dev.sluice.internal.lock.LockStore lockStore;
@@ -308,7 +306,7 @@ public final class Sluice implements AutoCloseable {
      * once and {@link ErrorCode#CLIENT_CLOSED} is thrown.
      */
     void track(AutoCloseable resource) {
-        registrations.put(resource, tracker.track(describe(resource), resource));
+        tracker.track(describe(resource), resource);
     }
 
     /** The part's own description, or its class name when it has none. */
@@ -319,12 +317,8 @@ public final class Sluice implements AutoCloseable {
 
     /** A part closed itself: the client no longer holds it. */
     void untrack(AutoCloseable resource) {
-        if (resource == null) {
-            return;
-        }
-        dev.sluice.internal.runtime.Tracker.Registration r = registrations.remove(resource);
-        if (r != null) {
-            r.close();
+        if (resource != null) {
+            tracker.untrack(resource);
         }
     }
 
@@ -359,7 +353,6 @@ public final class Sluice implements AutoCloseable {
     @Override
     public void close() {
         tracker.closeAll();
-        registrations.clear();
         java.util.concurrent.ExecutorService m = maintenance;
         if (m != null) {
             m.shutdown();

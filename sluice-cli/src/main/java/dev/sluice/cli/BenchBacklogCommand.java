@@ -37,11 +37,6 @@ final class BenchBacklogCommand extends BenchScenarioCommand {
     int payloadBytes;
 
     @Override
-    boolean embedded() {
-        return url() == null;
-    }
-
-    @Override
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("backlog", size + " messages of " + payloadBytes + " bytes");

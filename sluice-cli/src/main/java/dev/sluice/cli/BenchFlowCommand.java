@@ -53,11 +53,6 @@ abstract class BenchFlowCommand extends BenchScenarioCommand {
     }
 
     @Override
-    boolean embedded() {
-        return url() == null;
-    }
-
-    @Override
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("groups", groups());

@@ -30,11 +30,6 @@ final class BenchIdleCommand extends BenchScenarioCommand {
     String warmup;
 
     @Override
-    boolean embedded() {
-        return url() == null;
-    }
-
-    @Override
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("groups", groups);

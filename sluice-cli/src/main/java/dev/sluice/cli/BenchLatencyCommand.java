@@ -51,11 +51,6 @@ final class BenchLatencyCommand extends BenchScenarioCommand {
     String pinXminFor;
 
     @Override
-    boolean embedded() {
-        return url() == null;
-    }
-
-    @Override
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("rate", rate + " msgs/s");

@@ -59,11 +59,6 @@ final class BenchQueueCommand extends BenchScenarioCommand {
     int runs;
 
     @Override
-    boolean embedded() {
-        return url() == null;
-    }
-
-    @Override
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("jobs", jobs + " of " + payloadBytes + " bytes");

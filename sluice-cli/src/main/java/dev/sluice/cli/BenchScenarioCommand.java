@@ -24,7 +24,9 @@ abstract class BenchScenarioCommand extends BenchBase {
     abstract Map<String, Object> settings();
 
     /** Whether the benchmark starts an embedded server (no database URL given). */
-    abstract boolean embedded();
+    boolean embedded() {
+        return url() == null;
+    }
 
     /** Runs the benchmark. */
     abstract ScenarioResult execute(ScenarioListener listener);

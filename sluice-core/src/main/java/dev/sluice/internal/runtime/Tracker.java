@@ -3,9 +3,9 @@ package dev.sluice.internal.runtime;
 import dev.sluice.ErrorCode;
 import dev.sluice.SluiceException;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
 public final class Tracker {
     private static final Logger log = LoggerFactory.getLogger(Tracker.class);
 
-    private final Set<Registration> live = new LinkedHashSet<>();
+    private final Map<AutoCloseable, Registration> live = new LinkedHashMap<>();
     private boolean closed;
 
     /**
@@ -40,7 +40,7 @@ public final class Tracker {
         synchronized (this) {
             if (!closed) {
                 Registration r = new Registration(what, part);
-                live.add(r);
+                live.put(part, r);
                 return r;
             }
         }
@@ -58,12 +58,17 @@ public final class Tracker {
         return live.size();
     }
 
+    /** A part closed itself: stops tracking it (no-op when it is not tracked). */
+    public synchronized void untrack(AutoCloseable part) {
+        live.remove(part);
+    }
+
     /** Refuses new parts and closes the running ones, newest first; a failing close is logged and the rest go on. */
     public void closeAll() {
         List<Registration> running;
         synchronized (this) {
             closed = true;
-            running = new ArrayList<>(live);
+            running = new ArrayList<>(live.values());
         }
         for (int i = running.size() - 1; i >= 0; i--) {
             Registration r = running.get(i);
@@ -93,7 +98,7 @@ public final class Tracker {
         @Override
         public void close() {
             synchronized (Tracker.this) {
-                live.remove(this);
+                live.remove(part, this);
             }
         }
 
