@@ -41,6 +41,9 @@ public final class Sluice implements AutoCloseable {
     private volatile dev.sluice.internal.notify.ClientSession session;
     private final dev.sluice.internal.runtime.Tracker tracker = new dev.sluice.internal.runtime.Tracker();
     private volatile java.util.concurrent.ExecutorService maintenance;
+    private final int schedulerThreads;
+    private final int handlerThreads;
+    private volatile dev.sluice.internal.runtime.ClientRuntime runtime;
     private final dev.sluice.internal.queue.JobStore jobStore;
     private final dev.sluice.internal.lock.LockStore lockStore;
     private final dev.sluice.internal.schedule.ScheduleStore scheduleStore;
@@ -52,6 +55,8 @@ public final class Sluice implements AutoCloseable {
         this.allowDestroy = b.allowDestroy;
         this.migrate = b.migrate;
         this.clientId = b.clientId;
+        this.schedulerThreads = b.schedulerThreads;
+        this.handlerThreads = b.handlerThreads;
         this.db = new Db(b.dataSource);
         Migrator migrator = new Migrator(schema, clientId, b.steps).forceSchema(b.forceSchema);
         this.systemCatalog = new SystemCatalog(db, schema, migrator);
@@ -327,6 +332,24 @@ public final class Sluice implements AutoCloseable {
         return tracker.size();
     }
 
+    /**
+     * The client's shared threads (one scheduler for every poll loop and periodic task, one handler executor),
+     * started on first use and sized by {@link Builder#runtimeThreads}, never by the number of groups or queues.
+     */
+    dev.sluice.internal.runtime.ClientRuntime runtime() {
+        dev.sluice.internal.runtime.ClientRuntime r = runtime;
+        if (r == null) {
+            synchronized (this) {
+                r = runtime;
+                if (r == null) {
+                    r = new dev.sluice.internal.runtime.ClientRuntime(schema, schedulerThreads, handlerThreads);
+                    runtime = r;
+                }
+            }
+        }
+        return r;
+    }
+
     /** The client's single background thread for maintenance (partitions ahead), started on first use. */
     java.util.concurrent.Executor maintenance() {
         java.util.concurrent.ExecutorService m = maintenance;
@@ -353,6 +376,10 @@ public final class Sluice implements AutoCloseable {
     @Override
     public void close() {
         tracker.closeAll();
+        dev.sluice.internal.runtime.ClientRuntime r = runtime;
+        if (r != null) {
+            r.close();
+        }
         java.util.concurrent.ExecutorService m = maintenance;
         if (m != null) {
             m.shutdown();
@@ -377,6 +404,8 @@ public final class Sluice implements AutoCloseable {
         private boolean forceSchema;
         private String clientId = defaultClientId();
         private SchemaSteps steps = SchemaSteps.RELEASED;
+        private int schedulerThreads = dev.sluice.internal.runtime.ClientRuntime.DEFAULT_SCHEDULER_THREADS;
+        private int handlerThreads = dev.sluice.internal.runtime.ClientRuntime.DEFAULT_HANDLER_THREADS;
 
         private Builder() {
         }
@@ -441,6 +470,25 @@ public final class Sluice implements AutoCloseable {
         /** The identity recorded in logs (default {@code host:pid}). */
         public Builder clientId(String clientId) {
             this.clientId = Objects.requireNonNull(clientId, "clientId");
+            return this;
+        }
+
+        /**
+         * The client's shared threads (defaults 4 and 64): {@code scheduler} threads run every consumer's and
+         * worker's poll loop and periodic tasks (lease renewal, heartbeats) as short tasks; {@code handlers}
+         * threads run the handlers of every consumption and worker that has no executor of its own
+         * ({@link ConsumeOptions#executor}), each still bounded by its own {@code concurrency}. Threads do not
+         * grow with the number of groups or queues; idle handler threads retire after a minute.
+         *
+         * @throws SluiceException {@link ErrorCode#INVALID_CONFIG} when either is below 1 or above 1,024
+         */
+        public Builder runtimeThreads(int scheduler, int handlers) {
+            if (scheduler < 1 || scheduler > 1024 || handlers < 1 || handlers > 1024) {
+                throw new SluiceException(ErrorCode.INVALID_CONFIG, "runtime threads must be between 1 and 1024 (scheduler "
+                        + scheduler + ", handlers " + handlers + ")");
+            }
+            this.schedulerThreads = scheduler;
+            this.handlerThreads = handlers;
             return this;
         }
 
