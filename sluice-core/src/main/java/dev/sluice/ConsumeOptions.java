@@ -10,8 +10,12 @@ import java.util.concurrent.Executor;
  *
  * @param batchSize        most messages one range claim (or one exception claim) takes (default 64)
  * @param concurrency      handler invocations running at once (default 8)
- * @param executor         where handlers run; {@code null} means platform threads owned by the consumption
- *                         (pass e.g. a virtual-thread executor on Java 21+)
+ * @param executor         where handlers run; {@code null} means the client's shared handler threads
+ *                         ({@code Sluice.Builder.runtimeThreads}, 64 by default, shared by every consumption and
+ *                         worker of the client — so {@code concurrency} above that is reached only with an
+ *                         executor of your own, e.g. a virtual-thread executor on Java 21+). Either way at most
+ *                         {@code concurrency} handlers of this consumption run at once, and none of the
+ *                         executor's threads waits for a slot
  * @param leaseTimeout     how long a claim is held without renewal; renewed every third of it while handlers run,
  *                         so it bounds crash recovery, not handler duration (default 30 s)
  * @param pollInterval     fallback poll while wake-ups are unavailable (default 1 s); with a healthy LISTEN

@@ -80,9 +80,11 @@ public final class ConsumerGroup<T> {
                 : ref.config().acceptVersions();
         Serde<T> serde = Serde.forType(stream.payloadType());
         GroupConsumer<T> consumer = new GroupConsumer<>(sluice.db(), sluice.schema(), ref, handler, options, serde, accept,
-                sluice.session());
+                sluice::session, sluice.runtime());
         consumer.onClose(() -> sluice.untrack(consumer)); // the client lets go of a closed consumption
-        sluice.track(consumer); // refused once the client is closed: the consumer is closed again and CLIENT_CLOSED thrown
+        // Tracked before it starts: refused once the client is closed (CLIENT_CLOSED), with nothing started.
+        sluice.track(consumer);
+        consumer.start();
         return consumer;
     }
 

@@ -41,9 +41,8 @@ public final class Sluice implements AutoCloseable {
     private volatile dev.sluice.internal.notify.ClientSession session;
     private final dev.sluice.internal.runtime.Tracker tracker = new dev.sluice.internal.runtime.Tracker();
     private volatile java.util.concurrent.ExecutorService maintenance;
-    private final int schedulerThreads;
-    private final int handlerThreads;
-    private volatile dev.sluice.internal.runtime.ClientRuntime runtime;
+    /** Created with the client; its pools start threads only when a part first schedules work. */
+    private final dev.sluice.internal.runtime.ClientRuntime runtime;
     private final dev.sluice.internal.queue.JobStore jobStore;
     private final dev.sluice.internal.lock.LockStore lockStore;
     private final dev.sluice.internal.schedule.ScheduleStore scheduleStore;
@@ -55,8 +54,7 @@ public final class Sluice implements AutoCloseable {
         this.allowDestroy = b.allowDestroy;
         this.migrate = b.migrate;
         this.clientId = b.clientId;
-        this.schedulerThreads = b.schedulerThreads;
-        this.handlerThreads = b.handlerThreads;
+        this.runtime = new dev.sluice.internal.runtime.ClientRuntime(b.schema, b.schedulerThreads, b.handlerThreads);
         this.db = new Db(b.dataSource);
         Migrator migrator = new Migrator(schema, clientId, b.steps).forceSchema(b.forceSchema);
         this.systemCatalog = new SystemCatalog(db, schema, migrator);
@@ -334,20 +332,10 @@ public final class Sluice implements AutoCloseable {
 
     /**
      * The client's shared threads (one scheduler for every poll loop and periodic task, one handler executor),
-     * started on first use and sized by {@link Builder#runtimeThreads}, never by the number of groups or queues.
+     * created with the client (threads start on first use) and sized by {@link Builder#runtimeThreads}, never by the number of groups or queues.
      */
     dev.sluice.internal.runtime.ClientRuntime runtime() {
-        dev.sluice.internal.runtime.ClientRuntime r = runtime;
-        if (r == null) {
-            synchronized (this) {
-                r = runtime;
-                if (r == null) {
-                    r = new dev.sluice.internal.runtime.ClientRuntime(schema, schedulerThreads, handlerThreads);
-                    runtime = r;
-                }
-            }
-        }
-        return r;
+        return runtime;
     }
 
     /** The client's single background thread for maintenance (partitions ahead), started on first use. */
@@ -376,10 +364,7 @@ public final class Sluice implements AutoCloseable {
     @Override
     public void close() {
         tracker.closeAll();
-        dev.sluice.internal.runtime.ClientRuntime r = runtime;
-        if (r != null) {
-            r.close();
-        }
+        runtime.close();
         java.util.concurrent.ExecutorService m = maintenance;
         if (m != null) {
             m.shutdown();

@@ -47,7 +47,9 @@ class ClientLifecycleTest {
                     assertThat(e.code()).isEqualTo(ErrorCode.CLIENT_CLOSED);
                     assertThat(e.getMessage()).contains("consumption of shut/late");
                 });
-        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> threadsNamed("sluice-consumer-shut-late") == 0);
+        // Nothing was started for the refused consumption: no runtime thread, no session thread of this client.
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> threadsNamed("sluice-runtime-" + db.schema() + "-") == 0
+                && threadsNamed("sluice-handler-" + db.schema() + "-") == 0 && threadsNamed("sluice-session-" + db.schema()) == 0);
         assertThatThrownBy(() -> sluice.stream("shut", String.class).producer())
                 .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CLIENT_CLOSED));
         assertThatThrownBy(() -> sluice.queue("jobs", String.class).work(job -> { }))

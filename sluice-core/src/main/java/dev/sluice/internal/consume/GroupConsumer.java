@@ -15,11 +15,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Set;
+import dev.sluice.internal.jdbc.SqlErrors;
+import dev.sluice.internal.runtime.BoundedExecutor;
+import dev.sluice.internal.runtime.ClientRuntime;
+import dev.sluice.internal.runtime.PollLoop;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -39,13 +39,15 @@ public final class GroupConsumer<T> implements Consumption {
     /** How long a keyed group leaves due rows alone after none of them could run (unless notified). */
     private static final long ROWS_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How often chains waiting for a busy key retry it. */
-    private static final long KEY_RETRY_MS = 10;
+    private static final long KEY_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** How long {@link #close()} spends at most giving back unfinished work, after the handlers' shutdown timeout. */
     static final Duration RELEASE_LIMIT = Duration.ofSeconds(10);
 
     private final ConsumerContext ctx;
     private final ConsumeOptions o;
-    private final ClientSession session;
+    /** The client's session (wake-ups, presence), resolved at {@link #start()}; null without one. */
+    private final java.util.function.Supplier<ClientSession> sessions;
+    private volatile ClientSession session;
     private final String presenceKey;
     private final RangeClaims claims;
     private final Delivery<T> delivery;
@@ -56,17 +58,18 @@ public final class GroupConsumer<T> implements Consumption {
     /** Run when the consumption has closed ({@link #onClose}). */
     private volatile Runnable onClose = () -> { };
 
-    private final Thread loop;
-    private final ExecutorService ownExecutor;
+    /** The poll loop, the lease renewal and the retry of busy keys: tasks on the client's shared scheduler. */
+    private final PollLoop loop;
+    private final PollLoop renewLoop;
+    /** Retries the keys of chains waiting for a busy key (exclusive and ordered only); null otherwise. */
+    private final PollLoop keyRetry;
+    private final long renewNanos;
+    /** The handlers: at most {@code concurrency} at once on the client's handler pool or the caller's executor. */
     private final Executor executor;
-    private final Semaphore slots;
-    private final ScheduledExecutorService ticker;
-    private final AutoCloseable wakeRegistration;
-    /** Retries the keys of chains waiting for a busy key (exclusive and ordered only). */
-    private final ScheduledExecutorService keyRetry;
+    private AutoCloseable wakeRegistration;
     private final AtomicInteger outstanding = new AtomicInteger();
     private volatile boolean running = true;
-    private volatile boolean wakeFlag;
+    private boolean started;
     /**
      * Claim before probing: set by a stream notification (new messages committed) and by a full claim
      * (more is waiting), so a wake-up costs one round trip. The probe still runs at least every
@@ -75,8 +78,14 @@ public final class GroupConsumer<T> implements Consumption {
     private volatile boolean claimFirst;
     /** Set when a row of a keyed group resolved: the next poll claims rows before anything else. */
     private volatile boolean rowsFirst;
-    /** When the current run of claims without a probe began (0: the last poll probed). Loop thread only. */
+    /** When the current run of claims without a probe began (0: the last poll probed). Loop runs only. */
     private long claimStreakStart;
+    /**
+     * While a claim waits for its observation to settle (a transaction the fence must wait for): until when
+     * (System.nanoTime) the loop re-checks, and the next re-check's wait; 0 when not waiting. Loop runs only.
+     */
+    private long settleDeadline;
+    private long settleWaitMicros;
     /** Until when (System.nanoTime) the probe's due rows are not claimed again: none could run. */
     private volatile long rowsQuietUntil = System.nanoTime();
     /**
@@ -85,11 +94,12 @@ public final class GroupConsumer<T> implements Consumption {
      */
     volatile boolean renewalSuspended;
 
+    /** Builds the consumption; nothing runs until {@link #start()}. */
     public GroupConsumer(Db db, String schema, GroupRef g, Handler<T> handler, ConsumeOptions o, Serde<T> serde,
-                         Set<Integer> accept, ClientSession session) {
+                         Set<Integer> accept, java.util.function.Supplier<ClientSession> sessions, ClientRuntime runtime) {
         this.ctx = new ConsumerContext(db, g, o);
         this.o = o;
-        this.session = session;
+        this.sessions = sessions;
         this.presenceKey = Presence.key(schema, g.groupId());
         String channel = dev.sluice.internal.notify.Channels.forSchema(schema);
         this.delivery = new Delivery<>(ctx, handler, serde, accept);
@@ -97,61 +107,52 @@ public final class GroupConsumer<T> implements Consumption {
         this.keys = KeyLeases.of(ctx, channel);
         this.claims = new RangeClaims(ctx);
         this.queue = new ExceptionQueue<>(ctx, delivery, keys, outcomes);
+        String name = g.streamName() + "/" + g.groupName();
+        this.keyRetry = keys.keyed() ? runtime.loop("busy keys " + name, this::retryKeys, SqlErrors::maxPollBackoffMillis) : null;
         // How long a chain waits in memory for a busy key before it becomes deferred rows.
         long keyWaitNanos = Math.min(o.leaseTimeout().toNanos() / 3, TimeUnit.SECONDS.toNanos(2));
         this.ranges = new RangeRunner<>(ctx, claims, queue, delivery, keys, outcomes, this::submit, outstanding, this::wake,
-                () -> running, keyWaitNanos);
+                () -> running, keyWaitNanos, () -> keyRetry.wakeWithin(KEY_RETRY_NANOS));
         this.renewal = new LeaseRenewal(ctx, ranges.open, claims, queue, keys, () -> renewalSuspended);
-        this.slots = new Semaphore(o.concurrency());
-        if (o.executor() == null) {
-            AtomicInteger n = new AtomicInteger();
-            this.ownExecutor = Executors.newFixedThreadPool(o.concurrency(), r -> {
-                Thread th = new Thread(r, "sluice-handler-" + g.groupName() + "-" + n.incrementAndGet());
-                th.setDaemon(true);
-                return th;
-            });
-            this.executor = ownExecutor;
-        } else {
-            this.ownExecutor = null;
-            this.executor = o.executor();
+        this.executor = new BoundedExecutor(o.executor() == null ? runtime.handlers() : o.executor(), o.concurrency());
+        this.renewNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(100, o.leaseTimeout().toMillis() / 3));
+        this.renewLoop = runtime.loop("renewal " + name, () -> {
+            renewal.renew();
+            return renewNanos;
+        }, e -> Math.max(100, renewNanos / 1_000_000));
+        this.loop = runtime.loop("consumer " + name, this::poll, SqlErrors::maxPollBackoffMillis);
+    }
+
+    /**
+     * Starts the consumption (idempotent; call it once the client tracks it): takes the group's presence lock,
+     * listens for wake-ups and schedules the loop, the renewal and the busy-key retries.
+     */
+    public synchronized void start() {
+        if (started || !running) {
+            return;
         }
-        this.ticker = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread th = new Thread(r, "sluice-renew-" + g.groupName());
-            th.setDaemon(true);
-            return th;
-        });
+        started = true;
+        ClientSession session = sessions == null ? null : sessions.get();
+        this.session = session;
         if (session != null) {
             try {
                 session.holdPresence(presenceKey).get(5, TimeUnit.SECONDS);
             } catch (Exception e) {
-                log.warn("presence lock not confirmed yet: group={} error={}", g.groupName(), e.toString());
+                log.warn("presence lock not confirmed yet: group={} error={}", ctx.g.groupName(), e.toString());
             }
-            this.wakeRegistration = o.wakeups() ? session.onWake(g.streamId(), this::notified) : null;
-        } else {
-            this.wakeRegistration = null;
+            this.wakeRegistration = o.wakeups() ? session.onWake(ctx.g.streamId(), this::notified) : null;
         }
-        long renewMs = Math.max(100, o.leaseTimeout().toMillis() / 3);
-        ticker.scheduleWithFixedDelay(renewal::renew, renewMs, renewMs, TimeUnit.MILLISECONDS);
-        if (keys.keyed()) {
-            this.keyRetry = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread th = new Thread(r, "sluice-keys-" + g.groupName());
-                th.setDaemon(true);
-                return th;
-            });
-            keyRetry.scheduleWithFixedDelay(ranges::retryWaiting, KEY_RETRY_MS, KEY_RETRY_MS, TimeUnit.MILLISECONDS);
-        } else {
-            this.keyRetry = null;
+        renewLoop.start(renewNanos);
+        if (keyRetry != null) {
+            keyRetry.start(KEY_RETRY_NANOS);
         }
-        this.loop = new Thread(this::loop, "sluice-consumer-" + g.streamName() + "-" + g.groupName());
-        this.loop.setDaemon(true);
-        this.loop.start();
+        loop.start();
     }
 
     // ------------------------------------------------------------------ the loop
 
     private void wake() {
-        wakeFlag = true;
-        LockSupport.unpark(loop);
+        loop.wake();
     }
 
     /** A stream notification: messages were committed, so the next poll claims at once. */
@@ -161,40 +162,53 @@ public final class GroupConsumer<T> implements Consumption {
         wake();
     }
 
-    private void loop() {
-        long errorBackoff = 100;
-        while (running) {
-            try {
-                long waitNanos;
-                if (renewalSuspended) {
-                    waitNanos = TimeUnit.MILLISECONDS.toNanos(100);
-                } else if (outstanding.get() < o.concurrency() + o.batchSize()) {
-                    waitNanos = pollOnce();
-                } else {
-                    waitNanos = TimeUnit.MILLISECONDS.toNanos(500); // full: a finishing handler wakes us
-                }
-                errorBackoff = 100;
-                if (waitNanos > 0) {
-                    park(waitNanos);
-                }
-            } catch (RuntimeException e) {
-                ctx.warn("consumer loop error; retrying", e);
-                park(TimeUnit.MILLISECONDS.toNanos(errorBackoff));
-                errorBackoff = Math.min(dev.sluice.internal.jdbc.SqlErrors.maxPollBackoffMillis(e), errorBackoff * 2);
+    /** One run of the loop: how long to wait before the next (0: at once). */
+    private long poll() {
+        if (renewalSuspended) {
+            return TimeUnit.MILLISECONDS.toNanos(100);
+        }
+        if (outstanding.get() >= o.concurrency() + o.batchSize()) {
+            return TimeUnit.MILLISECONDS.toNanos(500); // full: a finishing handler wakes us
+        }
+        if (settleDeadline != 0) {
+            Long wait = settling();
+            if (wait != null) {
+                return wait;
             }
         }
+        return pollOnce();
     }
 
-    private void park(long nanos) {
-        long deadline = System.nanoTime() + nanos;
-        while (running && !wakeFlag) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            LockSupport.parkNanos(this, left);
+    /**
+     * A claim found its observation pending: re-check (read-only, no xid) with a short growing wait until it
+     * settles — then claim at once — or until the settle time is over (then poll as usual). Null: poll now.
+     */
+    private Long settling() {
+        if (claims.settled()) {
+            settleDeadline = 0;
+            claimFirst = true;
+            return null;
         }
-        wakeFlag = false;
+        if (System.nanoTime() - settleDeadline < 0) {
+            long wait = TimeUnit.MICROSECONDS.toNanos(settleWaitMicros);
+            settleWaitMicros = Math.min(20_000, settleWaitMicros * 2);
+            return wait;
+        }
+        settleDeadline = 0;
+        return TimeUnit.MILLISECONDS.toNanos(Math.min(100, o.pollInterval().toMillis()));
+    }
+
+    /** Starts waiting for a pending observation to settle; returns the first wait. */
+    private long awaitSettle() {
+        settleDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(200, o.pollInterval().toMillis()));
+        settleWaitMicros = 400;
+        return TimeUnit.MICROSECONDS.toNanos(200);
+    }
+
+    /** One run of the busy-key retry: retries waiting chains; soon again while some wait, else when woken. */
+    private long retryKeys() {
+        ranges.retryWaiting();
+        return ranges.hasWaiting() ? KEY_RETRY_NANOS : TimeUnit.HOURS.toNanos(1);
     }
 
     /** One poll; returns how long to wait before the next one (0: poll again at once). */
@@ -210,9 +224,8 @@ public final class GroupConsumer<T> implements Consumption {
                 RangeClaims.Claimed r = claimFresh();
                 if (r.claimed()) {
                     progressed = true;
-                } else if (r.pending() && claims.awaitSettled(() -> running)) {
-                    claimFirst = true;
-                    progressed = true;
+                } else if (r.pending()) {
+                    return awaitSettle();
                 }
             }
         }
@@ -248,7 +261,7 @@ public final class GroupConsumer<T> implements Consumption {
                 return 0;
             }
             if (r.pending()) {
-                return claims.awaitSettled(() -> running) ? 0 : TimeUnit.MILLISECONDS.toNanos(Math.min(100, o.pollInterval().toMillis()));
+                return awaitSettle();
             }
         }
         Duration idle = session != null && o.wakeups() && session.healthy() ? o.idleCheck() : o.pollInterval();
@@ -312,19 +325,10 @@ public final class GroupConsumer<T> implements Consumption {
 
     private void submit(Runnable task) {
         executor.execute(() -> {
-            boolean acquired = false;
             try {
-                if (ownExecutor == null) {
-                    slots.acquireUninterruptibly();
-                    acquired = true;
-                }
                 task.run();
             } catch (RuntimeException e) {
                 ctx.warn("handler task failed", e);
-            } finally {
-                if (acquired) {
-                    slots.release();
-                }
             }
         });
     }
@@ -378,19 +382,9 @@ public final class GroupConsumer<T> implements Consumption {
             return;
         }
         running = false;
-        LockSupport.unpark(loop);
-        try {
-            loop.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        loop.close(); // waits for a poll in progress
         if (keyRetry != null) {
-            keyRetry.shutdown();
-            try {
-                keyRetry.awaitTermination(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            keyRetry.close();
             ranges.retryWaiting(); // not running any more: every waiting chain becomes deferred rows
         }
         long deadline = System.nanoTime() + o.shutdownTimeout().toNanos();
@@ -417,10 +411,7 @@ public final class GroupConsumer<T> implements Consumption {
         if (left > 0) {
             log.warn("close left {} releases undone; their leases expire by themselves: group={}", left, ctx.g.groupName());
         }
-        ticker.shutdownNow();
-        if (ownExecutor != null) {
-            ownExecutor.shutdownNow();
-        }
+        renewLoop.close();
         if (wakeRegistration != null) {
             try {
                 wakeRegistration.close();
@@ -428,7 +419,7 @@ public final class GroupConsumer<T> implements Consumption {
                 // nothing to release
             }
         }
-        if (session != null) {
+        if (session != null && started) {
             try {
                 // Wait, so an operator action right after close() sees the group as stopped.
                 session.releasePresence(presenceKey).get(5, TimeUnit.SECONDS);
@@ -437,6 +428,11 @@ public final class GroupConsumer<T> implements Consumption {
             }
         }
         onClose.run();
+    }
+
+    /** How long until the loop's next poll (0 while polling); a test sees the consumer in its idle wait. */
+    public long idleWaitNanos() {
+        return loop.waitingNanos();
     }
 
     /** Runs {@code r} at the end of the first {@link #close()} (the client lets go of the consumption). */

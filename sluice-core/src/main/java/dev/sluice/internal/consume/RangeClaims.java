@@ -13,7 +13,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The range side of the claim path ({@link RangeSql}): the probe of an idle group, the fenced claim of a fresh
@@ -118,26 +117,19 @@ final class RangeClaims {
         return new Claimed(oldClaimed, newClaimed, pending, leaseId, observed, bindingsJson, head, messages);
     }
 
-    /** Waits briefly (read-only checks, no xid) for the pending observation to settle; false when it did not. */
-    boolean awaitSettled(java.util.function.BooleanSupplier running) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(200, ctx.o.pollInterval().toMillis()));
-        long sleepMicros = 200;
-        while (running.getAsBoolean() && System.nanoTime() < deadline) {
-            boolean settled = ctx.db.autoCommitReplayable("check the fence", c -> {
-                try (PreparedStatement ps = c.prepareStatement(sql.settled)) {
-                    ps.setLong(1, ctx.groupId());
-                    try (ResultSet rs = ps.executeQuery()) {
-                        return rs.next() && rs.getBoolean(1);
-                    }
+    /**
+     * Whether the pending observation has settled (a read-only check, no xid); the consumer re-checks with a
+     * short growing wait between polls rather than parking a shared scheduler thread.
+     */
+    boolean settled() {
+        return ctx.db.autoCommitReplayable("check the fence", c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.settled)) {
+                ps.setLong(1, ctx.groupId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() && rs.getBoolean(1);
                 }
-            });
-            if (settled) {
-                return true;
             }
-            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(sleepMicros));
-            sleepMicros = Math.min(20_000, sleepMicros * 2);
-        }
-        return false;
+        });
     }
 
     /** Takes over the lowest expired range, or quarantines it after too many reclaims. */

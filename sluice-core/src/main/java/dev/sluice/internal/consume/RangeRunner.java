@@ -43,13 +43,15 @@ final class RangeRunner<T> {
     private final Runnable wake;
     private final BooleanSupplier running;
     private final long keyWaitNanos;
+    /** Told when chains start waiting for a busy key (schedules their retry). */
+    private final Runnable chainsWaiting;
     /** The ranges this consumer holds now (their leases are renewed). */
     final Map<Long, RangeWork> open = new ConcurrentHashMap<>();
     private final Queue<WaitingChain> waiting = new ConcurrentLinkedQueue<>();
 
     RangeRunner(ConsumerContext ctx, RangeClaims claims, ExceptionQueue<T> queue, Delivery<T> delivery, KeyLeases keys,
                 Outcomes outcomes, Consumer<Runnable> submit, AtomicInteger outstanding, Runnable wake, BooleanSupplier running,
-                long keyWaitNanos) {
+                long keyWaitNanos, Runnable chainsWaiting) {
         this.ctx = ctx;
         this.claims = claims;
         this.queue = queue;
@@ -61,6 +63,7 @@ final class RangeRunner<T> {
         this.wake = wake;
         this.running = running;
         this.keyWaitNanos = keyWaitNanos;
+        this.chainsWaiting = chainsWaiting;
     }
 
     /** Starts a claimed range: fetches its messages unless the claim brought them, and hands them out. */
@@ -153,7 +156,10 @@ final class RangeRunner<T> {
                     });
                 }
             }
-            waiting.addAll(blocked);
+            if (!blocked.isEmpty()) {
+                waiting.addAll(blocked);
+                chainsWaiting.run();
+            }
         }
         if (w.remaining.get() == 0) {
             complete(w);
@@ -164,6 +170,11 @@ final class RangeRunner<T> {
      * Retries the keys of waiting chains (one key transaction per range): a chain whose key is now free runs,
      * one whose key stayed busy past its deadline — or any, once stopping — becomes deferred rows.
      */
+    /** Whether chains wait for a busy key. */
+    boolean hasWaiting() {
+        return !waiting.isEmpty();
+    }
+
     void retryWaiting() {
         if (waiting.isEmpty()) {
             return;

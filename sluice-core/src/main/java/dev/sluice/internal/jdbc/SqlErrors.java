@@ -42,7 +42,7 @@ public final class SqlErrors {
      * The longest pause between a polling loop's failed attempts: 1 s while the database is unreachable (a
      * restart or failover is over in seconds, and a reconnect check is cheap), 5 s for other errors.
      */
-    public static long maxPollBackoffMillis(RuntimeException e) {
+    public static long maxPollBackoffMillis(Exception e) {
         return e instanceof SluiceException se && se.code() == ErrorCode.DATABASE_UNAVAILABLE ? 1_000 : 5_000;
     }
 

@@ -35,7 +35,8 @@ public final class PollLoop implements AutoCloseable {
 
     private ScheduledFuture<?> next;
     private Thread runner;
-    private boolean wakeRequested;
+    /** The longest wait the run in progress may schedule next ({@link #wakeWithin}); reset when a run starts. */
+    private long wakeWithinNanos = Long.MAX_VALUE;
     private boolean started;
     private boolean closed;
     private long backoffMillis = FIRST_BACKOFF_MILLIS;
@@ -52,24 +53,43 @@ public final class PollLoop implements AutoCloseable {
     }
 
     /** Schedules the first run now; idempotent. */
-    public synchronized void start() {
+    public void start() {
+        start(0);
+    }
+
+    /** Schedules the first run after {@code delayNanos}; idempotent. */
+    public synchronized void start(long delayNanos) {
         if (started || closed) {
             return;
         }
         started = true;
-        next = scheduler.schedule(this::run, 0, TimeUnit.NANOSECONDS);
+        next = scheduler.schedule(this::run, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
     }
 
     /** Makes the next run start now (or right after the run in progress). */
-    public synchronized void wake() {
+    public void wake() {
+        wakeWithin(0);
+    }
+
+    /**
+     * Makes the next run start within {@code nanos} from now (or that long after the run in progress ends, at
+     * the latest): a later scheduled run is brought forward, an earlier one is kept.
+     */
+    public synchronized void wakeWithin(long nanos) {
         if (!started || closed) {
             return;
         }
+        long within = Math.max(0, nanos);
         if (runner != null) {
-            wakeRequested = true;
-        } else if (next != null && next.getDelay(TimeUnit.NANOSECONDS) > 0 && next.cancel(false)) {
-            next = scheduler.schedule(this::run, 0, TimeUnit.NANOSECONDS);
+            wakeWithinNanos = Math.min(wakeWithinNanos, within);
+        } else if (next != null && next.getDelay(TimeUnit.NANOSECONDS) > within && next.cancel(false)) {
+            next = scheduler.schedule(this::run, within, TimeUnit.NANOSECONDS);
         }
+    }
+
+    /** How long until the next run is due (0 while a run is in progress or none is scheduled); for tests. */
+    public synchronized long waitingNanos() {
+        return runner != null || next == null ? 0 : Math.max(0, next.getDelay(TimeUnit.NANOSECONDS));
     }
 
     private void run() {
@@ -78,7 +98,7 @@ public final class PollLoop implements AutoCloseable {
                 return;
             }
             runner = Thread.currentThread();
-            wakeRequested = false;
+            wakeWithinNanos = Long.MAX_VALUE;
             next = null;
         }
         long waitNanos;
@@ -102,9 +122,7 @@ public final class PollLoop implements AutoCloseable {
                 notifyAll();
                 return;
             }
-            if (wakeRequested) {
-                waitNanos = 0;
-            }
+            waitNanos = Math.min(waitNanos, wakeWithinNanos);
             try {
                 next = scheduler.schedule(this::run, waitNanos, TimeUnit.NANOSECONDS);
             } catch (java.util.concurrent.RejectedExecutionException e) {

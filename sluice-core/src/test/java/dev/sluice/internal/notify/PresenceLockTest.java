@@ -52,7 +52,7 @@ class PresenceLockTest {
                 // minute: from then on only a wake-up finds a new message in time.
                 producerSide.stream("woken", String.class).producer().produce("first");
                 await().atMost(Duration.ofSeconds(20)).until(() -> handled.contains("first"));
-                await().atMost(Duration.ofSeconds(20)).until(() -> idleParked("sluice-consumer-woken-g"));
+                await().atMost(Duration.ofSeconds(20)).until(() -> idleWaiting(c));
                 producerSide.stream("woken", String.class).producer().produce("wake up");
                 await().atMost(Duration.ofSeconds(10)).until(() -> handled.contains("wake up"));
                 assertThat(anyLive(db, gid)).as("the exclusive holder still has the key").isTrue();
@@ -107,18 +107,9 @@ class PresenceLockTest {
         }
     }
 
-    /** Whether the named consumer loop is in its idle wait (parked in GroupConsumer.park). */
-    private static boolean idleParked(String threadName) {
-        for (var e : Thread.getAllStackTraces().entrySet()) {
-            if (e.getKey().getName().equals(threadName) && e.getKey().getState() == Thread.State.TIMED_WAITING) {
-                for (StackTraceElement f : e.getValue()) {
-                    if (f.getClassName().endsWith("GroupConsumer") && f.getMethodName().equals("park")) {
-                        return true;
-                    }
-                }
-            }
-        }
-        return false;
+    /** Whether the consumer's loop is in its idle wait (its next poll is more than 30 s away). */
+    private static boolean idleWaiting(Consumption c) {
+        return ((dev.sluice.internal.consume.GroupConsumer<?>) c).idleWaitNanos() > TimeUnit.SECONDS.toNanos(30);
     }
 
     private static void exclusive(Connection c, String key, boolean take) throws Exception {
