@@ -31,42 +31,17 @@ public final class Sluice implements AutoCloseable {
     private final boolean allowDestroy;
     private final boolean migrate;
     private final String clientId;
-    private final SystemCatalog systemCatalog;
-    private final StreamCatalog streamCatalog;
-    private final MigrationAdmin migrationAdmin;
-    private final Db db;
-    private final dev.sluice.internal.consume.GroupRegistry groupRegistry;
-    private final dev.sluice.internal.consume.GroupOperations groupOperations;
-    private final dev.sluice.internal.consume.ReaderOffsets readerOffsets;
-    private volatile dev.sluice.internal.notify.ClientSession session;
-    private final dev.sluice.internal.runtime.Tracker tracker = new dev.sluice.internal.runtime.Tracker();
-    private volatile java.util.concurrent.ExecutorService maintenance;
-    /** Created with the client; its pools start threads only when a part first schedules work. */
-    private final dev.sluice.internal.runtime.ClientRuntime runtime;
-    private final dev.sluice.internal.queue.JobStore jobStore;
-    private final dev.sluice.internal.lock.LockStore lockStore;
-    private final dev.sluice.internal.schedule.ScheduleStore scheduleStore;
-    /** Set once the control plane was found current; queues and locks check it before their first statement. */
-    private volatile boolean controlPlaneChecked;
+    /** What the client is made of (stores, session, runtime, tracking); the handles delegate to it. */
+    private final dev.sluice.internal.Engine engine;
 
     private Sluice(Builder b) {
         this.schema = b.schema;
         this.allowDestroy = b.allowDestroy;
         this.migrate = b.migrate;
         this.clientId = b.clientId;
-        this.runtime = new dev.sluice.internal.runtime.ClientRuntime(b.schema, b.schedulerThreads, b.handlerThreads);
-        this.db = new Db(b.dataSource);
-        Migrator migrator = new Migrator(schema, clientId, b.steps).forceSchema(b.forceSchema);
-        this.systemCatalog = new SystemCatalog(db, schema, migrator);
-        this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
-        this.migrationAdmin = new MigrationAdmin(db, schema, migrator);
-        this.groupRegistry = new dev.sluice.internal.consume.GroupRegistry(db, streamCatalog, schema, clientId);
-        this.groupOperations = new dev.sluice.internal.consume.GroupOperations(db, groupRegistry, schema);
-        this.readerOffsets = new dev.sluice.internal.consume.ReaderOffsets(db, streamCatalog, schema);
-        this.jobStore = new dev.sluice.internal.queue.JobStore(db, schema);
-        this.lockStore = new dev.sluice.internal.lock.LockStore(db, schema);
         // Schedule fires to streams go through this client's own producers (one per stream and content type).
-        this.scheduleStore = new dev.sluice.internal.schedule.ScheduleStore(db, schema, migrator, jobStore,
+        this.engine = new dev.sluice.internal.Engine(b.dataSource, schema, clientId, migrate, b.forceSchema, b.steps,
+                b.schedulerThreads, b.handlerThreads,
                 (stream, serde) -> stream(stream).producer(ProducerConfig.defaults().withSerde(serde)));
     }
 
@@ -146,7 +121,7 @@ public final class Sluice implements AutoCloseable {
         Objects.requireNonNull(ttl, "ttl");
         Objects.requireNonNull(listener, "listener");
         java.util.concurrent.atomic.AtomicReference<Leadership> self = new java.util.concurrent.atomic.AtomicReference<>();
-        dev.sluice.internal.lock.LeaderElection election = new dev.sluice.internal.lock.LeaderElection(lockStore, name,
+        dev.sluice.internal.lock.LeaderElection election = new dev.sluice.internal.lock.LeaderElection(engine.lockStore(), name,
                 clientId, ttl, listener, () -> untrack(self.get()));
         self.set(election);
         requireControlPlane();
@@ -162,7 +137,7 @@ public final class Sluice implements AutoCloseable {
 
     /** Every schedule of the schema, by name; empty when the control plane is not installed. */
     public List<ScheduleInfo> schedules() {
-        return scheduleStore.list();
+        return engine.scheduleStore().list();
     }
 
     /**
@@ -177,7 +152,7 @@ public final class Sluice implements AutoCloseable {
     public ScheduleRunner runSchedules() {
         requireControlPlane();
         java.util.concurrent.atomic.AtomicReference<ScheduleRunner> self = new java.util.concurrent.atomic.AtomicReference<>();
-        dev.sluice.internal.schedule.ScheduleLoop loop = new dev.sluice.internal.schedule.ScheduleLoop(scheduleStore,
+        dev.sluice.internal.schedule.ScheduleLoop loop = new dev.sluice.internal.schedule.ScheduleLoop(engine.scheduleStore(),
                 session(), schema, () -> untrack(self.get()));
         self.set(loop);
         track(loop);
@@ -187,7 +162,7 @@ public final class Sluice implements AutoCloseable {
 
     /** Every stream of the schema, by name; empty when the control plane is not installed. */
     public List<StreamInfo> streams() {
-        return streamCatalog.list();
+        return streamCatalog().list();
     }
 
     /**
@@ -195,166 +170,96 @@ public final class Sluice implements AutoCloseable {
      * one grouped scan of the job tables, so an operator read); empty when the control plane is not installed.
      */
     public List<QueueInfo> queues() {
-        return controlPlaneInstalled() ? jobStore.listing().queues() : List.of();
+        return engine.controlPlaneInstalled() ? engine.jobStore().listing().queues() : List.of();
     }
 
     /** Every TTL lock of the schema by name, held or not; empty when the control plane is not installed. */
     public List<LockInfo> locks() {
-        return controlPlaneInstalled() ? lockStore.list() : List.of();
-    }
-
-    private boolean controlPlaneInstalled() {
-        if (!controlPlaneChecked && systemCatalog.get().isEmpty()) {
-            return false;
-        }
-        controlPlaneChecked = true;
-        return true;
+        return engine.controlPlaneInstalled() ? engine.lockStore().list() : List.of();
     }
 
     /** Operator access to migrations. */
     public Migrations migrations() {
-        return new Migrations(migrationAdmin);
+        return new Migrations(engine.migrationAdmin());
+    }
+
+    /** The composition root the handles delegate to. */
+    dev.sluice.internal.Engine engine() {
+        return engine;
     }
 
     SystemCatalog systemCatalog() {
-        return systemCatalog;
+        return engine.systemCatalog();
     }
 
     StreamCatalog streamCatalog() {
-        return streamCatalog;
+        return engine.streamCatalog();
     }
 
     Db db() {
-        return db;
+        return engine.db();
     }
 
     dev.sluice.internal.consume.GroupRegistry groupRegistry() {
-        return groupRegistry;
+        return engine.groupRegistry();
     }
 
     dev.sluice.internal.consume.GroupOperations groupOperations() {
-        return groupOperations;
+        return engine.groupOperations();
     }
 
     dev.sluice.internal.consume.ReaderOffsets readerOffsets() {
-        return readerOffsets;
+        return engine.readerOffsets();
     }
 
     dev.sluice.internal.queue.JobStore jobStore() {
-        return jobStore;
+        return engine.jobStore();
     }
 
     dev.sluice.internal.lock.LockStore lockStore() {
-        return lockStore;
+        return engine.lockStore();
     }
 
     dev.sluice.internal.schedule.ScheduleStore scheduleStore() {
-        return scheduleStore;
+        return engine.scheduleStore();
     }
 
-    /**
-     * Checks once per client that the control plane is installed and current (queues, locks and schedules
-     * need no registration of their own, but their tables live there). A missing control plane is installed
-     * on first use, as stream registration does, when this client may migrate; with {@code migrate(false)} it
-     * is {@link ErrorCode#SYSTEM_NOT_REGISTERED}. An older one is {@link ErrorCode#DATABASE_OLDER}: upgrades
-     * stay with registration and {@code sluice migrate up}, not with runtime calls.
-     */
     void requireControlPlane() {
-        if (!controlPlaneChecked) {
-            if (systemCatalog.get().isEmpty()) {
-                if (!migrate) {
-                    throw new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED, "schema '" + schema
-                            + "' has no Sluice control plane (queues and locks live there)");
-                }
-                systemCatalog.register(true);
-            }
-            controlPlaneChecked = true;
-        }
+        engine.requireControlPlane();
     }
 
-    /** A producer of this client committed to the stream: wake this process's consumers of it at once. */
     void committedLocally(long streamId) {
-        dev.sluice.internal.notify.ClientSession s = session;
-        if (s != null) {
-            s.wakeLocal(streamId);
-        }
+        engine.committedLocally(streamId);
     }
 
-    /** A job of this client was committed to the queue: wake this process's workers of it at once. */
     void enqueuedLocally(String queue) {
-        dev.sluice.internal.notify.ClientSession s = session;
-        if (s != null) {
-            s.wakeLocal(dev.sluice.internal.queue.JobStore.wakeKey(queue));
-        }
+        engine.enqueuedLocally(queue);
     }
 
-    /** The client's session connection (LISTEN wake-ups, presence locks), started on first use. */
     dev.sluice.internal.notify.ClientSession session() {
-        dev.sluice.internal.notify.ClientSession s = session;
-        if (s == null) {
-            synchronized (this) {
-                s = session;
-                if (s == null) {
-                    s = new dev.sluice.internal.notify.ClientSession(db.dataSource(), schema);
-                    session = s;
-                }
-            }
-        }
-        return s;
+        return engine.session();
     }
 
-    /**
-     * Registers a started part the client must close (producers, consumptions, workers, leaderships, schedule
-     * runners) until it closes itself ({@link #untrack}). Once the client is closed the part is closed again at
-     * once and {@link ErrorCode#CLIENT_CLOSED} is thrown.
-     */
+    /** Tracks a built part before it starts ({@link dev.sluice.internal.Engine#track}). */
     void track(AutoCloseable resource) {
-        tracker.track(describe(resource), resource);
+        engine.track(resource);
     }
 
-    /** The part's own description, or its class name when it has none. */
-    private static String describe(Object part) {
-        String s = part.toString();
-        return s.startsWith(part.getClass().getName() + "@") ? part.getClass().getSimpleName() : s;
-    }
-
-    /** A part closed itself: the client no longer holds it. */
     void untrack(AutoCloseable resource) {
-        if (resource != null) {
-            tracker.untrack(resource);
-        }
+        engine.untrack(resource);
     }
 
     /** How many started parts the client holds (for tests). */
     int tracked() {
-        return tracker.size();
+        return engine.tracked();
     }
 
-    /**
-     * The client's shared threads (one scheduler for every poll loop and periodic task, one handler executor),
-     * created with the client (threads start on first use) and sized by {@link Builder#runtimeThreads}, never by the number of groups or queues.
-     */
     dev.sluice.internal.runtime.ClientRuntime runtime() {
-        return runtime;
+        return engine.runtime();
     }
 
-    /** The client's single background thread for maintenance (partitions ahead), started on first use. */
     java.util.concurrent.Executor maintenance() {
-        java.util.concurrent.ExecutorService m = maintenance;
-        if (m == null) {
-            synchronized (this) {
-                m = maintenance;
-                if (m == null) {
-                    m = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
-                        Thread t = new Thread(r, "sluice-maintenance-" + schema);
-                        t.setDaemon(true);
-                        return t;
-                    });
-                    maintenance = m;
-                }
-            }
-        }
-        return m;
+        return engine.maintenance();
     }
 
     /**
@@ -363,16 +268,7 @@ public final class Sluice implements AutoCloseable {
      */
     @Override
     public void close() {
-        tracker.closeAll();
-        runtime.close();
-        java.util.concurrent.ExecutorService m = maintenance;
-        if (m != null) {
-            m.shutdown();
-        }
-        dev.sluice.internal.notify.ClientSession s = session;
-        if (s != null) {
-            s.close();
-        }
+        engine.close();
     }
 
     /** Validates a user-chosen name as Sluice does, without any I/O. */

@@ -411,7 +411,9 @@ public final class GroupConsumer<T> implements Consumption {
         if (left > 0) {
             log.warn("close left {} releases undone; their leases expire by themselves: group={}", left, ctx.g.groupName());
         }
-        renewLoop.close();
+        // Not waited for: a renewal stuck on a locked lease row must not hang close (what it renews is released
+        // or expires anyway).
+        renewLoop.cancel();
         if (wakeRegistration != null) {
             try {
                 wakeRegistration.close();

@@ -16,11 +16,13 @@ import org.slf4j.LoggerFactory;
  * <p>Guarantees: runs of one loop never overlap; a wake during a run makes the next run start right after it
  * (never lost); a wake during a wait starts the next run at once; a failing poll is retried after a backoff
  * that doubles from 100 ms up to what {@code maxBackoffMillis} allows for the failure; {@link #close()}
- * blocks until a run in progress has ended (unless called from that run) and no run starts after it.
+ * blocks until a run in progress has ended (unless called from that run; at most 10 s) and no run starts after it.
  */
 public final class PollLoop implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PollLoop.class);
     private static final long FIRST_BACKOFF_MILLIS = 100;
+    /** How long {@link #close()} waits at most for a run in progress (one stuck on a lock must not hang close). */
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     /** One poll: returns how long to wait before the next, in nanoseconds (0: poll again at once). */
     @FunctionalInterface
@@ -138,16 +140,38 @@ public final class PollLoop implements AutoCloseable {
 
     @Override
     public void close() {
+        close(true);
+    }
+
+    /**
+     * Stops the loop without waiting for a run in progress (one stuck on a lock, say): no run starts after
+     * this, and the one in progress ends on its own.
+     */
+    public void cancel() {
+        close(false);
+    }
+
+    private void close(boolean await) {
         synchronized (this) {
             closed = true;
             if (next != null) {
                 next.cancel(false);
                 next = null;
             }
+            if (!await) {
+                return;
+            }
             boolean interrupted = false;
+            long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
             while (runner != null && runner != Thread.currentThread()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    log.warn("{}: a poll still runs after {} s; closing without it (it ends on its own)", name,
+                            TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
+                    break;
+                }
                 try {
-                    wait();
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }

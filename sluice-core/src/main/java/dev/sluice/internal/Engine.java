@@ -1,0 +1,250 @@
+package dev.sluice.internal;
+
+import dev.sluice.ErrorCode;
+import dev.sluice.SluiceException;
+import dev.sluice.internal.catalog.MigrationAdmin;
+import dev.sluice.internal.catalog.StreamCatalog;
+import dev.sluice.internal.catalog.SystemCatalog;
+import dev.sluice.internal.consume.GroupOperations;
+import dev.sluice.internal.consume.GroupRegistry;
+import dev.sluice.internal.consume.ReaderOffsets;
+import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.lock.LockStore;
+import dev.sluice.internal.notify.ClientSession;
+import dev.sluice.internal.queue.JobStore;
+import dev.sluice.internal.runtime.ClientRuntime;
+import dev.sluice.internal.runtime.Tracker;
+import dev.sluice.internal.schedule.ScheduleStore;
+import dev.sluice.internal.schema.Migrator;
+import dev.sluice.internal.schema.SchemaSteps;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import javax.sql.DataSource;
+
+/**
+ * The composition root of one client: builds every store once (each the one writer of its tables), and owns
+ * the session connection, the shared runtime, the tracking of running parts and the routing of local
+ * wake-ups. Building it does no I/O and starts no thread; the session, the runtime's threads and the
+ * maintenance thread start on first use. {@link #close()} closes the tracked parts (newest first), then the
+ * runtime, the maintenance thread and the session.
+ */
+public final class Engine implements AutoCloseable {
+    private final String schema;
+    private final String clientId;
+    private final boolean migrate;
+    private final Db db;
+    private final SystemCatalog systemCatalog;
+    private final StreamCatalog streamCatalog;
+    private final MigrationAdmin migrationAdmin;
+    private final GroupRegistry groupRegistry;
+    private final GroupOperations groupOperations;
+    private final ReaderOffsets readerOffsets;
+    private final JobStore jobStore;
+    private final LockStore lockStore;
+    private final ScheduleStore scheduleStore;
+    private final Tracker tracker = new Tracker();
+    private final ClientRuntime runtime;
+    private volatile ClientSession session;
+    private volatile ExecutorService maintenance;
+    /** Set once the control plane was found current; queues and locks check it before their first statement. */
+    private volatile boolean controlPlaneChecked;
+
+    /**
+     * @param streamProducers how schedule fires reach a stream: through the client's own producer of that stream
+     *                        and payload serde
+     */
+    public Engine(DataSource dataSource, String schema, String clientId, boolean migrate, boolean forceSchema,
+                  SchemaSteps steps, int schedulerThreads, int handlerThreads,
+                  ScheduleStore.Producers streamProducers) {
+        this.schema = schema;
+        this.clientId = clientId;
+        this.migrate = migrate;
+        this.runtime = new ClientRuntime(schema, schedulerThreads, handlerThreads);
+        this.db = new Db(dataSource);
+        Migrator migrator = new Migrator(schema, clientId, steps).forceSchema(forceSchema);
+        this.systemCatalog = new SystemCatalog(db, schema, migrator);
+        this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
+        this.migrationAdmin = new MigrationAdmin(db, schema, migrator);
+        this.groupRegistry = new GroupRegistry(db, streamCatalog, schema, clientId);
+        this.groupOperations = new GroupOperations(db, groupRegistry, schema);
+        this.readerOffsets = new ReaderOffsets(db, streamCatalog, schema);
+        this.jobStore = new JobStore(db, schema);
+        this.lockStore = new LockStore(db, schema);
+        this.scheduleStore = new ScheduleStore(db, schema, migrator, jobStore, streamProducers);
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    public String clientId() {
+        return clientId;
+    }
+
+    public Db db() {
+        return db;
+    }
+
+    public SystemCatalog systemCatalog() {
+        return systemCatalog;
+    }
+
+    public StreamCatalog streamCatalog() {
+        return streamCatalog;
+    }
+
+    public MigrationAdmin migrationAdmin() {
+        return migrationAdmin;
+    }
+
+    public GroupRegistry groupRegistry() {
+        return groupRegistry;
+    }
+
+    public GroupOperations groupOperations() {
+        return groupOperations;
+    }
+
+    public ReaderOffsets readerOffsets() {
+        return readerOffsets;
+    }
+
+    public JobStore jobStore() {
+        return jobStore;
+    }
+
+    public LockStore lockStore() {
+        return lockStore;
+    }
+
+    public ScheduleStore scheduleStore() {
+        return scheduleStore;
+    }
+
+    /** The client's shared threads (created with the client; threads start on first use). */
+    public ClientRuntime runtime() {
+        return runtime;
+    }
+
+    /** The client's session connection (LISTEN wake-ups, presence locks), started on first use. */
+    public ClientSession session() {
+        ClientSession s = session;
+        if (s == null) {
+            synchronized (this) {
+                s = session;
+                if (s == null) {
+                    s = new ClientSession(db.dataSource(), schema);
+                    session = s;
+                }
+            }
+        }
+        return s;
+    }
+
+    /** The client's single background thread for maintenance (partitions ahead), started on first use. */
+    public Executor maintenance() {
+        ExecutorService m = maintenance;
+        if (m == null) {
+            synchronized (this) {
+                m = maintenance;
+                if (m == null) {
+                    m = Executors.newSingleThreadExecutor(r -> {
+                        Thread t = new Thread(r, "sluice-maintenance-" + schema);
+                        t.setDaemon(true);
+                        return t;
+                    });
+                    maintenance = m;
+                }
+            }
+        }
+        return m;
+    }
+
+    /**
+     * Checks once per client that the control plane is installed and current (queues, locks and schedules
+     * need no registration of their own, but their tables live there). A missing control plane is installed
+     * on first use, as stream registration does, when this client may migrate; otherwise it is
+     * {@link ErrorCode#SYSTEM_NOT_REGISTERED}. An older one is {@link ErrorCode#DATABASE_OLDER}: upgrades stay with
+     * registration and {@code sluice migrate up}, not with runtime calls.
+     */
+    public void requireControlPlane() {
+        if (!controlPlaneChecked) {
+            if (systemCatalog.get().isEmpty()) {
+                if (!migrate) {
+                    throw new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED, "schema '" + schema
+                            + "' has no Sluice control plane (queues and locks live there)");
+                }
+                systemCatalog.register(true);
+            }
+            controlPlaneChecked = true;
+        }
+    }
+
+    /** Whether the control plane is installed (operator listings answer empty without one). */
+    public boolean controlPlaneInstalled() {
+        if (!controlPlaneChecked && systemCatalog.get().isEmpty()) {
+            return false;
+        }
+        controlPlaneChecked = true;
+        return true;
+    }
+
+    /** A producer of this client committed to the stream: wake this process's consumers of it at once. */
+    public void committedLocally(long streamId) {
+        ClientSession s = session;
+        if (s != null) {
+            s.wakeLocal(streamId);
+        }
+    }
+
+    /** A job of this client was committed to the queue: wake this process's workers of it at once. */
+    public void enqueuedLocally(String queue) {
+        ClientSession s = session;
+        if (s != null) {
+            s.wakeLocal(JobStore.wakeKey(queue));
+        }
+    }
+
+    /**
+     * Registers a built part the client must close (producers, consumptions, workers, leaderships, schedule
+     * runners) until it closes itself ({@link #untrack}); call it before the part starts anything. Once the
+     * client is closed the part is closed at once and {@link ErrorCode#CLIENT_CLOSED} is thrown.
+     */
+    public void track(AutoCloseable part) {
+        tracker.track(describe(part), part);
+    }
+
+    /** The part's own description, or its class name when it has none. */
+    private static String describe(Object part) {
+        String s = part.toString();
+        return s.startsWith(part.getClass().getName() + "@") ? part.getClass().getSimpleName() : s;
+    }
+
+    /** A part closed itself: the client no longer holds it. */
+    public void untrack(AutoCloseable part) {
+        if (part != null) {
+            tracker.untrack(part);
+        }
+    }
+
+    /** How many started parts the client holds. */
+    public int tracked() {
+        return tracker.size();
+    }
+
+    /** Closes every tracked part (newest first), then the runtime, the maintenance thread and the session. */
+    @Override
+    public void close() {
+        tracker.closeAll();
+        runtime.close();
+        ExecutorService m = maintenance;
+        if (m != null) {
+            m.shutdown();
+        }
+        ClientSession s = session;
+        if (s != null) {
+            s.close();
+        }
+    }
+}
