@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
@@ -135,5 +136,36 @@ final class Bench {
     /** The median of per-run figures picked by {@code f}. */
     static <R> double median(List<R> runs, java.util.function.ToDoubleFunction<R> f) {
         return BenchJson.median(runs.stream().map(r -> f.applyAsDouble(r)).toList());
+    }
+
+    /** Runs {@code n} threads of {@code body} and waits for them; the first failure is rethrown. */
+    static void runThreads(int n, String name, Phase.Worker body) {
+        List<Thread> threads = new ArrayList<>(n);
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        for (int i = 0; i < n; i++) {
+            int index = i;
+            Thread t = new Thread(() -> {
+                try {
+                    body.run(index);
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }, name + i);
+            t.setDaemon(true);
+            threads.add(t);
+        }
+        threads.forEach(Thread::start);
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BenchmarkException("interrupted", e);
+            }
+        }
+        Throwable f = failure.get();
+        if (f != null) {
+            throw new BenchmarkException("a thread of the benchmark failed: " + f, f);
+        }
     }
 }

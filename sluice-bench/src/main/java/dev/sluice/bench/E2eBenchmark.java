@@ -1,31 +1,13 @@
 package dev.sluice.bench;
 
-import dev.sluice.ConsumeOptions;
-import dev.sluice.ConsumerGroup;
-import dev.sluice.Consumption;
-import dev.sluice.ConsumptionStats;
-import dev.sluice.GroupConfig;
-import dev.sluice.Outcome;
-import dev.sluice.ProduceOptions;
-import dev.sluice.Producer;
 import dev.sluice.ProducerConfig;
-import dev.sluice.Sluice;
-import dev.sluice.Stream;
 import dev.sluice.StreamConfig;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The {@code e2e} and {@code fanout} benchmarks: producers and consumers of one stream run together
@@ -42,6 +24,9 @@ import java.util.concurrent.locks.LockSupport;
  * {@code raw-range-read} readers, each looping {@code SELECT ... WHERE id > cursor ORDER BY id LIMIT B}
  * and {@code UPDATE} of its cursor row in the same transaction. Its sustained rate is computed the
  * same way from its own samples; {@code ratio} = ours ÷ reference.
+ *
+ * <p>This class holds what is run and reported; {@link E2eOurs} measures our side of a run and
+ * {@link E2eReference} the reference.
  *
  * <pre>{@code
  * ScenarioResult r = new E2eBenchmark().run(E2eBenchmark.Options.e2e());
@@ -337,7 +322,7 @@ public final class E2eBenchmark {
         ProducerConfig producerConfig = ProducerConfig.defaults();
         List<RunResult> runs = c.runs(o.runs(), run -> {
             c.listener().phase(run, "ours");
-            Side ours = ours(c.sluice(), producerConfig, c.admin(), c.schema(), run, o);
+            Side ours = E2eOurs.measure(c.sluice(), producerConfig, c.admin(), c.schema(), run, o);
             c.listener().phase(run, REFERENCE);
             Side ref = E2eReference.measure(c.dataSource(), c.admin(), c.schema(), run, ours.batchSize(),
                     producerConfig.maxInFlight(), o);
@@ -371,265 +356,5 @@ public final class E2eBenchmark {
             slope = Math.max(slope, Sampler.slope(window, 0, g));
         }
         return new double[] {produced, consumed, sustained, slope};
-    }
-
-    // ---------------------------------------------------------------- ours
-
-    /** Messages our producers saw committed; guarded by its own monitor. */
-    private static final class ProducedIds {
-        final BitSet ids = new BitSet();
-        long count;
-        long max;
-        long windowMin = Long.MAX_VALUE;
-        long windowMax = Long.MIN_VALUE;
-
-        synchronized void add(long id, boolean inWindow) {
-            ids.set(Math.toIntExact(id));
-            count++;
-            max = Math.max(max, id);
-            if (inWindow) {
-                windowMin = Math.min(windowMin, id);
-                windowMax = Math.max(windowMax, id);
-            }
-        }
-
-        synchronized long count() {
-            return count;
-        }
-    }
-
-    /** What one group's handlers received; guarded by its own monitor. */
-    private static final class Received {
-        final BitSet ids = new BitSet();
-        long distinct;
-        long duplicates;
-
-        synchronized void add(long id) {
-            int i = Math.toIntExact(id);
-            if (ids.get(i)) {
-                duplicates++;
-            } else {
-                ids.set(i);
-                distinct++;
-            }
-        }
-
-        synchronized long distinct() {
-            return distinct;
-        }
-
-        synchronized long missing(BitSet produced) {
-            BitSet m = (BitSet) produced.clone();
-            m.andNot(ids);
-            return m.cardinality();
-        }
-    }
-
-    private Side ours(Sluice sluice, ProducerConfig config, Connection admin, String schema, int run, Options o)
-            throws SQLException {
-        Stream<byte[]> stream = sluice.stream("bench." + o.scenario() + "-" + run);
-        stream.register(StreamConfig.defaults());
-        long streamId = stream.get().orElseThrow(() -> new BenchmarkException("the stream vanished after registration")).id();
-        String log = Bench.quote(schema) + ".message_log_" + streamId;
-        List<ConsumerGroup<byte[]>> groups = new ArrayList<>();
-        for (int g = 1; g <= o.groups(); g++) {
-            ConsumerGroup<byte[]> group = stream.consumerGroup("g" + g);
-            group.register(GroupConfig.defaults());
-            groups.add(group);
-        }
-        Bench.checkpoint(admin);
-
-        ProducedIds produced = new ProducedIds();
-        Received[] received = new Received[o.groups()];
-        List<Consumption> consumptions = new ArrayList<>();
-        ConsumeOptions consumeOptions = ConsumeOptions.defaults().withBatchSize(o.consumeBatch())
-                .withConcurrency(o.consumeConcurrency());
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        long[] delivered = new long[1];
-        long[] ranges = new long[1];
-        boolean drained;
-        String undrained = null;
-        List<Sampler.Sample> window;
-        try {
-            for (int g = 0; g < o.groups(); g++) {
-                Received r = new Received();
-                received[g] = r;
-                // A no-op handler: it only notes the id, so the figure is the cost of delivery itself.
-                consumptions.add(groups.get(g).consume(m -> {
-                    r.add(m.id());
-                    return Outcome.success();
-                }, consumeOptions));
-            }
-            long start = System.nanoTime();
-            Phase phase = Phase.start(o.warmup(), o.duration());
-            long windowStart = start + o.warmup().toNanos();
-            long windowEnd = windowStart + o.duration().toNanos();
-            try (Sampler sampler = Sampler.start(start, SAMPLE_PERIOD, () -> {
-                long[] v = new long[o.groups() + 1];
-                v[0] = produced.count();
-                for (int g = 0; g < o.groups(); g++) {
-                    v[g + 1] = received[g].distinct();
-                }
-                return v;
-            })) {
-                try (Producer<byte[]> producer = stream.producer(config)) {
-                    phase.run(o.callers(), "bench-" + o.scenario() + "-caller-", i -> {
-                        byte[] payload = Bench.randomBytes(o.payloadBytes());
-                        // Each caller keeps up to inFlight produces pending, as an application using
-                        // produceAsync with a bound would; the batcher coalesces them into transactions.
-                        Semaphore permits = new Semaphore(o.inFlight());
-                        while (phase.running()) {
-                            permits.acquire();
-                            producer.produceAsync(payload, ProduceOptions.NONE).whenComplete((p, e) -> {
-                                try {
-                                    if (e != null) {
-                                        failure.compareAndSet(null, e);
-                                    } else {
-                                        produced.add(p.id(), phase.measured(System.nanoTime()));
-                                    }
-                                } finally {
-                                    permits.release();
-                                }
-                            });
-                            Throwable f = failure.get();
-                            if (f != null) {
-                                throw new BenchmarkException("a produce failed: " + f, f);
-                            }
-                        }
-                        if (!permits.tryAcquire(o.inFlight(), 60, TimeUnit.SECONDS)) {
-                            throw new BenchmarkException("produces were still pending 60 s after the window");
-                        }
-                    });
-                }
-                sampler.awaitSampleAfter(windowEnd);
-                window = sampler.between(windowStart, windowEnd, SAMPLE_PERIOD);
-            }
-            if (failure.get() != null) {
-                throw new BenchmarkException("a produce failed: " + failure.get(), failure.get());
-            }
-            drained = drain(produced, received, o);
-            if (!drained) {
-                // Say where the undelivered messages are stuck while the consumers still run.
-                undrained = diagnose(admin, schema, streamId, groups, produced, received);
-            }
-        } finally {
-            for (Consumption c : consumptions) {
-                c.close();
-                ConsumptionStats s = c.stats();
-                delivered[0] += s.delivered();
-                ranges[0] += s.rangesClaimed() + s.rangesReclaimed();
-            }
-        }
-        if (produced.windowMax < produced.windowMin) {
-            throw new BenchmarkException("no message was produced inside the measured window of run " + run);
-        }
-        double batchSize = meanBatch(admin, log, produced.windowMin, produced.windowMax);
-        long lost = 0;
-        long duplicates = 0;
-        for (Received r : received) {
-            lost += r.missing(produced.ids);
-            duplicates += r.duplicates;
-        }
-        stream.destroy(true);
-        double[] f = figures(window, o.groups());
-        return new Side(f[0], f[1], f[2], f[3], batchSize, ranges[0] == 0 ? Double.NaN : (double) delivered[0] / ranges[0],
-                produced.count(), lost, duplicates, drained, undrained);
-    }
-
-    /**
-     * For each group that misses messages after the drain timeout: the first missing ids, the group's
-     * cursor, the claim leases and exception rows around them. Read-only; for the report.
-     */
-    private static String diagnose(Connection admin, String schema, long streamId, List<ConsumerGroup<byte[]>> groups,
-                                   ProducedIds produced, Received[] received) {
-        StringBuilder b = new StringBuilder();
-        String q = Bench.quote(schema);
-        for (int g = 0; g < received.length; g++) {
-            BitSet missing;
-            synchronized (produced) {
-                missing = (BitSet) produced.ids.clone();
-            }
-            synchronized (received[g]) {
-                missing.andNot(received[g].ids);
-            }
-            if (missing.isEmpty()) {
-                continue;
-            }
-            List<Long> ids = new ArrayList<>();
-            for (int i = missing.nextSetBit(0); i >= 0 && ids.size() < 10; i = missing.nextSetBit(i + 1)) {
-                ids.add((long) i);
-            }
-            b.append("group ").append(groups.get(g).name()).append(": ").append(missing.cardinality())
-                    .append(" missing, first ").append(ids);
-            try {
-                long groupId = groups.get(g).get().orElseThrow().id();
-                b.append("; cursor ").append(rows(admin, "SELECT claimed, committed, settled_head, pending_head, pending_xids"
-                        + " FROM " + q + ".consumer_group_cursor_" + streamId + " WHERE consumer_group_id = " + groupId
-                        + " ORDER BY seq DESC LIMIT 1"));
-                long low = ids.get(0);
-                b.append("; leases ").append(rows(admin, "SELECT low, high, expires_at > now() AS live, reclaims, released,"
-                        + " cardinality(resolved) FROM " + q + ".claim_lease_" + streamId + " WHERE consumer_group_id = "
-                        + groupId + " ORDER BY low LIMIT 5"));
-                b.append("; rows ").append(rows(admin, "SELECT message_id, status, attempts, can_run_after > now() AS later"
-                        + " FROM " + q + ".exception_queue_" + streamId + " WHERE consumer_group_id = " + groupId
-                        + " AND message_id >= " + low + " ORDER BY message_id LIMIT 5"));
-                b.append("; in log ").append(rows(admin, "SELECT count(*) FROM " + q + ".message_log_" + streamId
-                        + " WHERE id = ANY('{" + ids.stream().map(String::valueOf).reduce((x, y) -> x + "," + y).orElse("")
-                        + "}'::bigint[])"));
-            } catch (SQLException | RuntimeException e) {
-                b.append("; diagnosis failed: ").append(e.getMessage());
-            }
-            b.append(". ");
-        }
-        return b.toString().trim();
-    }
-
-    private static String rows(Connection c, String sql) throws SQLException {
-        StringBuilder b = new StringBuilder("[");
-        try (java.sql.Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            int n = rs.getMetaData().getColumnCount();
-            while (rs.next()) {
-                b.append(b.length() > 1 ? ", " : "").append('(');
-                for (int i = 1; i <= n; i++) {
-                    b.append(i > 1 ? " " : "").append(rs.getString(i));
-                }
-                b.append(')');
-            }
-        }
-        return b.append(']').toString();
-    }
-
-    /** Waits until every group received every committed message; false when they did not catch up in time. */
-    private static boolean drain(ProducedIds produced, Received[] received, Options o) {
-        long target = produced.count();
-        // Generous: a consumer slower than the producers has a backlog of up to the whole window to work off.
-        long deadline = System.nanoTime() + Math.max(TimeUnit.SECONDS.toNanos(60), 3 * o.duration().toNanos());
-        while (System.nanoTime() < deadline) {
-            boolean all = true;
-            for (Received r : received) {
-                if (r.distinct() < target) {
-                    all = false;
-                    break;
-                }
-            }
-            if (all) {
-                return true;
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-        }
-        return false;
-    }
-
-    /** Mean messages per producing transaction over ids in the window: each batch is one transaction (one xmin). */
-    private static double meanBatch(Connection admin, String log, long minId, long maxId) throws SQLException {
-        try (PreparedStatement ps = admin.prepareStatement("SELECT count(*)::float8 / count(DISTINCT xmin::text::bigint) FROM "
-                + log + " WHERE id BETWEEN ? AND ?")) {
-            ps.setLong(1, minId);
-            ps.setLong(2, maxId);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getDouble(1);
-            }
-        }
     }
 }

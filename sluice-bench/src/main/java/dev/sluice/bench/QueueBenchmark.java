@@ -1,27 +1,15 @@
 package dev.sluice.bench;
 
-import dev.sluice.NewJob;
 import dev.sluice.Queue;
 import dev.sluice.QueueOptions;
 import dev.sluice.Sluice;
-import dev.sluice.WorkOptions;
-import dev.sluice.Worker;
-import java.nio.ByteBuffer;
-import java.sql.Array;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 
 /**
@@ -45,6 +33,9 @@ import javax.sql.DataSource;
  * depends on autovacuum's timing or pays for the other's dirty buffers. A drain ends when the database
  * shows the last job gone, not when the last handler ran. Every handler call is counted per job:
  * a missing job or a job left in the table makes the run a failure.
+ *
+ * <p>This class holds what is run and reported and the order of a run; the phases are measured by
+ * {@link QueueEnqueue}, {@link QueueDrain} and {@link QueuePickup}.
  */
 public final class QueueBenchmark {
     /** The scenario name in results. */
@@ -58,8 +49,6 @@ public final class QueueBenchmark {
 
     /** Jobs of the warm-up round (run 0, not reported). */
     private static final int WARMUP_JOBS = 100_000;
-    /** How long a drain may take before the run is a failure. */
-    private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(10);
 
     /**
      * What to run.
@@ -293,17 +282,17 @@ public final class QueueBenchmark {
 
         listener.phase(run, "enqueue");
         Bench.checkpoint(admin);
-        double enqueue = enqueueOurs(queue, o);
+        double enqueue = QueueEnqueue.ours(queue, o);
         listener.phase(run, INSERT_REFERENCE);
         Bench.checkpoint(admin);
-        double rawInsert = enqueueRaw(ds, raw, queue.name(), qo, o);
+        double rawInsert = QueueEnqueue.raw(ds, raw, queue.name(), qo, o);
 
         listener.phase(run, "drain");
         settle(admin, s + ".job", raw);
-        Drained ours = drainOurs(queue, admin, s + ".job", o);
+        QueueDrain.Drained ours = QueueDrain.ours(queue, admin, s + ".job", o);
         listener.phase(run, REFERENCE);
         settle(admin, s + ".job", raw);
-        Drained ref = drainRaw(ds, admin, raw, queue.name(), o);
+        QueueDrain.Drained ref = QueueDrain.raw(ds, admin, raw, queue.name(), o);
         Bench.execute(admin, "DROP TABLE " + raw);
 
         double p50 = Double.NaN;
@@ -312,7 +301,7 @@ public final class QueueBenchmark {
         if (o.pickupJobs() > 0) {
             listener.phase(run, "pickup");
             settle(admin, s + ".job", null);
-            double[] lat = pickup(sluice.queue("bench.pickup-" + run), o);
+            double[] lat = QueuePickup.measure(sluice.queue("bench.pickup-" + run), o);
             pickupMissing = o.pickupJobs() - lat.length;
             Arrays.sort(lat);
             p50 = Bench.quantile(lat, 0.50);
@@ -330,259 +319,5 @@ public final class QueueBenchmark {
             Bench.execute(admin, "VACUUM (ANALYZE) " + raw);
         }
         Bench.checkpoint(admin);
-    }
-
-    /** The payload of job {@code seq}: its number in the first four bytes, random bytes after. */
-    private static byte[] payload(byte[] pad, int seq) {
-        byte[] p = pad.clone();
-        ByteBuffer.wrap(p).putInt(0, seq);
-        return p;
-    }
-
-    // ---------------------------------------------------------------- enqueue
-
-    private static double enqueueOurs(Queue<byte[]> queue, Options o) {
-        byte[] pad = Bench.randomBytes(o.payloadBytes());
-        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
-        long t0 = System.nanoTime();
-        runThreads(o.enqueueCallers(), "bench-enqueue-", i -> {
-            for (int from = next.getAndAdd(o.enqueueBatch()); from < o.jobs(); from = next.getAndAdd(o.enqueueBatch())) {
-                int to = Math.min(o.jobs(), from + o.enqueueBatch());
-                List<NewJob<byte[]>> jobs = new ArrayList<>(to - from);
-                for (int seq = from; seq < to; seq++) {
-                    jobs.add(NewJob.of(payload(pad, seq)));
-                }
-                queue.enqueueBatch(jobs);
-            }
-        });
-        return o.jobs() / ((System.nanoTime() - t0) / 1e9);
-    }
-
-    /**
-     * raw-insert: the values Sluice writes for a job without options (queue, payload, content type and
-     * the stamped queue options; ids, state, run_at and timestamps from the defaults).
-     */
-    private static double enqueueRaw(DataSource ds, String raw, String queue, QueueOptions qo, Options o) {
-        String insert = "INSERT INTO " + raw + " (queue, payload, content_type, visibility_timeout_ns, max_attempts,"
-                + " backoff_base_ns, backoff_max_ns, dead_letter_retention_ns)"
-                + " SELECT ?, p, ?, ?, ?, ?, ?, ? FROM unnest(?::bytea[]) AS u(p)";
-        byte[] pad = Bench.randomBytes(o.payloadBytes());
-        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
-        long t0 = System.nanoTime();
-        runThreads(o.enqueueCallers(), "bench-raw-insert-", i -> {
-            try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(insert)) {
-                c.setAutoCommit(true);
-                ps.setString(1, queue);
-                ps.setString(2, Bench.CONTENT_TYPE);
-                ps.setLong(3, qo.visibilityTimeout().toNanos());
-                ps.setInt(4, qo.maxAttempts());
-                ps.setLong(5, qo.backoffBase().toNanos());
-                ps.setLong(6, qo.maxBackoff().toNanos());
-                ps.setLong(7, qo.deadLetterRetention().toNanos());
-                for (int from = next.getAndAdd(o.enqueueBatch()); from < o.jobs(); from = next.getAndAdd(o.enqueueBatch())) {
-                    int to = Math.min(o.jobs(), from + o.enqueueBatch());
-                    byte[][] rows = new byte[to - from][];
-                    for (int seq = from; seq < to; seq++) {
-                        rows[seq - from] = payload(pad, seq);
-                    }
-                    Array a = c.createArrayOf("bytea", rows);
-                    ps.setArray(8, a);
-                    int n = ps.executeUpdate();
-                    a.free();
-                    if (n != rows.length) {
-                        throw new BenchmarkException("raw-insert wrote " + n + " rows instead of " + rows.length);
-                    }
-                }
-            }
-        });
-        return o.jobs() / ((System.nanoTime() - t0) / 1e9);
-    }
-
-    // ---------------------------------------------------------------- drain
-
-    /** A drain: its rate, what went wrong, and this JVM's CPU seconds during it (client-side cost). */
-    private record Drained(double perSecond, long missing, long duplicates, double clientCpuSeconds) {
-    }
-
-    /** CPU time of this JVM so far, in seconds (NaN where the platform does not say). */
-    private static double processCpuSeconds() {
-        if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
-                instanceof com.sun.management.OperatingSystemMXBean os) {
-            return os.getProcessCpuTime() / 1e9;
-        }
-        return Double.NaN;
-    }
-
-    /** Counts handler calls per job number. */
-    private static final class Seen {
-        final AtomicIntegerArray calls;
-        final AtomicLong distinct = new AtomicLong();
-        final AtomicLong duplicates = new AtomicLong();
-
-        Seen(int jobs) {
-            calls = new AtomicIntegerArray(jobs);
-        }
-
-        void add(byte[] payload) {
-            int seq = ByteBuffer.wrap(payload).getInt(0);
-            if (calls.getAndIncrement(seq) == 0) {
-                distinct.incrementAndGet();
-            } else {
-                duplicates.incrementAndGet();
-            }
-        }
-    }
-
-    private static Drained drainOurs(Queue<byte[]> queue, Connection admin, String job, Options o) throws SQLException {
-        Seen seen = new Seen(o.jobs());
-        // The worker claims when half its capacity (concurrency + prefetch) is free, with up to two claims in
-        // flight: a prefetch of 2B makes its claims about B jobs each, the reference's batch size.
-        WorkOptions wo = WorkOptions.defaults().withConcurrency(o.workers()).withPrefetch(Math.min(1000, 2 * o.batch()));
-        long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
-        double cpu0 = processCpuSeconds();
-        long t0 = System.nanoTime();
-        long t1;
-        long left;
-        // The no-op handler reads the job, as the reference's does (payload() decodes, here without a copy).
-        try (Worker w = queue.work(h -> seen.add(h.payload()), wo);
-             PreparedStatement any = admin.prepareStatement("SELECT EXISTS (SELECT 1 FROM " + job + " WHERE queue = ?)")) {
-            any.setString(1, queue.name());
-            // Handlers first (no database load while they run), then the table until the last ack landed.
-            while (seen.distinct.get() < o.jobs() && System.nanoTime() < deadline) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-            }
-            while (System.nanoTime() < deadline) {
-                try (ResultSet rs = any.executeQuery()) {
-                    rs.next();
-                    if (!rs.getBoolean(1)) {
-                        break;
-                    }
-                }
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-            }
-            t1 = System.nanoTime();
-        }
-        double cpu = processCpuSeconds() - cpu0;
-        left = Bench.queryLong(admin, "SELECT count(*) FROM " + job + " WHERE queue = " + literal(queue.name()));
-        return new Drained(o.jobs() / ((t1 - t0) / 1e9), (o.jobs() - seen.distinct.get()) + left, seen.duplicates.get(), cpu);
-    }
-
-    /**
-     * raw-skip-locked: each connection claims up to B due rows in claim order (state, claim expiry and
-     * attempts set as a claim must), runs the no-op handler on each, and deletes them by id in a
-     * second transaction; it stops when a claim finds nothing.
-     */
-    private static Drained drainRaw(DataSource ds, Connection admin, String raw, String queue, Options o)
-            throws SQLException {
-        String claim = "UPDATE " + raw + " SET state = 'processing', claimed_at = now(),"
-                + " claim_expires_at = now() + (visibility_timeout_ns / 1000) * interval '1 microsecond',"
-                + " attempts = attempts + 1"
-                + " WHERE id IN (SELECT id FROM " + raw + " WHERE queue = ? AND state = 'pending' AND run_at <= now()"
-                + " ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING id, payload";
-        String delete = "DELETE FROM " + raw + " WHERE id = ANY(?)";
-        Seen seen = new Seen(o.jobs());
-        double cpu0 = processCpuSeconds();
-        long t0 = System.nanoTime();
-        runThreads(o.workers(), "bench-raw-skip-locked-", i -> {
-            try (Connection c = ds.getConnection(); PreparedStatement cl = c.prepareStatement(claim);
-                 PreparedStatement del = c.prepareStatement(delete)) {
-                c.setAutoCommit(true);
-                cl.setString(1, queue);
-                cl.setInt(2, o.batch());
-                while (true) {
-                    List<Long> ids = new ArrayList<>(o.batch());
-                    try (ResultSet rs = cl.executeQuery()) {
-                        while (rs.next()) {
-                            ids.add(rs.getLong(1));
-                            seen.add(rs.getBytes(2));
-                        }
-                    }
-                    if (ids.isEmpty()) {
-                        return;
-                    }
-                    Array a = c.createArrayOf("int8", ids.toArray());
-                    del.setArray(1, a);
-                    del.executeUpdate();
-                    a.free();
-                }
-            }
-        });
-        long t1 = System.nanoTime();
-        double cpu = processCpuSeconds() - cpu0;
-        long left = Bench.queryLong(admin, "SELECT count(*) FROM " + raw);
-        return new Drained(o.jobs() / ((t1 - t0) / 1e9), (o.jobs() - seen.distinct.get()) + left, seen.duplicates.get(), cpu);
-    }
-
-    // ---------------------------------------------------------------- pickup
-
-    /** Latencies in ms of the pickup jobs that were handled (enqueue call start → handler start). */
-    private static double[] pickup(Queue<byte[]> queue, Options o) {
-        double[] lat = new double[o.pickupJobs()];
-        AtomicLong handled = new AtomicLong();
-        byte[] pad = Bench.randomBytes(o.payloadBytes());
-        WorkOptions wo = WorkOptions.defaults().withConcurrency(o.workers()).withPrefetch(o.batch());
-        try (Worker w = queue.work(h -> {
-            long now = System.nanoTime();
-            ByteBuffer b = ByteBuffer.wrap(h.payload());
-            int seq = b.getInt(0);
-            lat[seq] = (now - b.getLong(4)) / 1e6;
-            handled.incrementAndGet();
-        }, wo)) {
-            // Let the worker reach its idle sleep before the first job.
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500));
-            long period = TimeUnit.SECONDS.toNanos(1) / o.pickupRate();
-            long next = System.nanoTime();
-            for (int seq = 0; seq < o.pickupJobs(); seq++) {
-                LockSupport.parkNanos(next - System.nanoTime());
-                next += period;
-                byte[] p = pad.clone();
-                long start = System.nanoTime();
-                ByteBuffer.wrap(p).putInt(0, seq).putLong(4, start);
-                queue.enqueue(p);
-            }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (handled.get() < o.pickupJobs() && System.nanoTime() < deadline) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-            }
-        }
-        int n = (int) Math.min(handled.get(), o.pickupJobs());
-        return n == lat.length ? lat : Arrays.copyOf(Arrays.stream(lat).filter(v -> v > 0).toArray(), n);
-    }
-
-    // ---------------------------------------------------------------- helpers
-
-    private static String literal(String s) {
-        return "'" + s.replace("'", "''") + "'";
-    }
-
-    /** Runs {@code n} threads of {@code body} and waits for them; the first failure is rethrown. */
-    private static void runThreads(int n, String name, Phase.Worker body) {
-        List<Thread> threads = new ArrayList<>(n);
-        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
-        for (int i = 0; i < n; i++) {
-            int index = i;
-            Thread t = new Thread(() -> {
-                try {
-                    body.run(index);
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }, name + i);
-            t.setDaemon(true);
-            threads.add(t);
-        }
-        threads.forEach(Thread::start);
-        for (Thread t : threads) {
-            try {
-                t.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new BenchmarkException("interrupted", e);
-            }
-        }
-        Throwable f = failure.get();
-        if (f != null) {
-            throw new BenchmarkException("a thread of the benchmark failed: " + f, f);
-        }
     }
 }

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code sluice bench backlog} (docs/benchmarks.md). */
@@ -32,21 +33,21 @@ final class BenchBacklogCommand extends BenchScenarioCommand {
             description = "Measurements per stream; medians are reported (default: ${DEFAULT-VALUE}).")
     int repeats;
 
-    @Option(names = "--payload-bytes", paramLabel = "N", defaultValue = "1024",
-            description = "Payload size in bytes (default: ${DEFAULT-VALUE}).")
-    int payloadBytes;
+    @Mixin
+    BenchOptions.PayloadBytes payloadBytes;
 
     @Override
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
-        f.put("backlog", size + " messages of " + payloadBytes + " bytes");
+        f.put("backlog", size + " messages of " + payloadBytes.value + " bytes");
         f.put("working set", messages + " messages in batches of " + batch + ", " + repeats + " repeats per stream");
         return f;
     }
 
     @Override
     ScenarioResult execute(ScenarioListener listener) {
-        BacklogBenchmark.Options o = new BacklogBenchmark.Options(url(), size, messages, batch, repeats, payloadBytes);
+        BacklogBenchmark.Options o = new BacklogBenchmark.Options(url(), size, messages, batch, repeats,
+                payloadBytes.value);
         return new BacklogBenchmark().run(o, listener);
     }
 

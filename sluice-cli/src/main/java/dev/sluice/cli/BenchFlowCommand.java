@@ -6,6 +6,7 @@ import dev.sluice.bench.ScenarioResult;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** The options and output of {@code sluice bench e2e} and {@code fanout} (docs/benchmarks.md). */
@@ -18,17 +19,14 @@ abstract class BenchFlowCommand extends BenchScenarioCommand {
             description = "produceAsync calls each producer thread keeps pending (default: ${DEFAULT-VALUE}).")
     int inFlight;
 
-    @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "20s",
-            description = "Measured window of each phase (default: ${DEFAULT-VALUE}).")
-    String duration;
+    @Mixin
+    BenchOptions.PhaseDuration duration;
 
-    @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "3s",
-            description = "Warm-up before each window, not counted (default: ${DEFAULT-VALUE}).")
-    String warmup;
+    @Mixin
+    BenchOptions.Warmup warmup;
 
-    @Option(names = "--payload-bytes", paramLabel = "N", defaultValue = "1024",
-            description = "Payload size in bytes (default: ${DEFAULT-VALUE}).")
-    int payloadBytes;
+    @Mixin
+    BenchOptions.PayloadBytes payloadBytes;
 
     @Option(names = "--batch", paramLabel = "N", defaultValue = "256",
             description = "Consumer batch size, and the reference readers' LIMIT (default: ${DEFAULT-VALUE}).")
@@ -38,9 +36,8 @@ abstract class BenchFlowCommand extends BenchScenarioCommand {
             description = "Handler concurrency of each group (default: ${DEFAULT-VALUE}).")
     int concurrency;
 
-    @Option(names = "--runs", paramLabel = "K", defaultValue = "1",
-            description = "Repeat ours and the reference K times; report the medians (default: ${DEFAULT-VALUE}).")
-    int runs;
+    @Mixin
+    BenchOptions.ReferenceRuns runs;
 
     abstract E2eBenchmark.Options base();
 
@@ -48,18 +45,20 @@ abstract class BenchFlowCommand extends BenchScenarioCommand {
 
     private E2eBenchmark.Options options() {
         return base().withDatabaseUrl(url()).withGroups(groups()).withCallers(callers).withInFlight(inFlight)
-                .withDuration(duration(duration)).withWarmup(duration(warmup)).withPayloadBytes(payloadBytes)
-                .withConsumeBatch(batch).withConsumeConcurrency(concurrency).withRuns(runs);
+                .withDuration(duration(duration.value)).withWarmup(duration(warmup.value))
+                .withPayloadBytes(payloadBytes.value).withConsumeBatch(batch).withConsumeConcurrency(concurrency)
+                .withRuns(runs.value);
     }
 
     @Override
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("groups", groups());
-        f.put("payload", payloadBytes + " bytes");
+        f.put("payload", payloadBytes.value + " bytes");
         f.put("producers", callers + " threads x " + inFlight + " produceAsync in flight");
         f.put("consumers", "batch " + batch + ", concurrency " + concurrency + " per group");
-        f.put("duration", duration + " per phase after " + warmup + " warm-up, " + runs + (runs == 1 ? " run" : " runs"));
+        f.put("duration", duration.value + " per phase after " + warmup.value + " warm-up, " + runs.value
+                + (runs.value == 1 ? " run" : " runs"));
         return f;
     }
 

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code sluice bench latency} (docs/benchmarks.md). */
@@ -28,13 +29,11 @@ final class BenchLatencyCommand extends BenchScenarioCommand {
             description = "Measured window of each mode (default: ${DEFAULT-VALUE}).")
     String duration;
 
-    @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "3s",
-            description = "Warm-up before each window, not counted (default: ${DEFAULT-VALUE}).")
-    String warmup;
+    @Mixin
+    BenchOptions.Warmup warmup;
 
-    @Option(names = "--payload-bytes", paramLabel = "N", defaultValue = "1024",
-            description = "Payload size in bytes (default: ${DEFAULT-VALUE}).")
-    int payloadBytes;
+    @Mixin
+    BenchOptions.PayloadBytes payloadBytes;
 
     @Option(names = "--poll-interval", paramLabel = "DURATION", defaultValue = "1s",
             description = "Poll interval of the poll-only mode (default: ${DEFAULT-VALUE}).")
@@ -54,9 +53,10 @@ final class BenchLatencyCommand extends BenchScenarioCommand {
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("rate", rate + " msgs/s");
-        f.put("payload", payloadBytes + " bytes");
+        f.put("payload", payloadBytes.value + " bytes");
         f.put("poll-only interval", pollInterval);
-        f.put("duration", duration + " per mode after " + warmup + " warm-up, " + runs + (runs == 1 ? " run" : " runs"));
+        f.put("duration", duration + " per mode after " + warmup.value + " warm-up, " + runs
+                + (runs == 1 ? " run" : " runs"));
         if (pinXminFor != null) {
             f.put("xmin pin", pinXminFor + " after the wake-ups window");
         }
@@ -66,7 +66,8 @@ final class BenchLatencyCommand extends BenchScenarioCommand {
     @Override
     ScenarioResult execute(ScenarioListener listener) {
         LatencyBenchmark.Options o = LatencyBenchmark.Options.defaults().withDatabaseUrl(url()).withRate(rate)
-                .withDuration(duration(duration)).withWarmup(duration(warmup)).withPayloadBytes(payloadBytes)
+                .withDuration(duration(duration)).withWarmup(duration(warmup.value))
+                .withPayloadBytes(payloadBytes.value)
                 .withPollInterval(duration(pollInterval)).withRuns(runs);
         if (pinXminFor != null) {
             o = o.withPinXminFor(duration(pinXminFor));

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code sluice bench produce} (docs/benchmarks.md): its own header, run lines and summary. */
@@ -25,31 +26,28 @@ final class BenchProduceCommand extends BenchBase {
             description = "Threads calling produce concurrently (default: ${DEFAULT-VALUE}).")
     int callers;
 
-    @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "20s",
-            description = "Measured window of each phase (default: ${DEFAULT-VALUE}).")
-    String duration;
+    @Mixin
+    BenchOptions.PhaseDuration duration;
 
-    @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "3s",
-            description = "Warm-up before each window, not counted (default: ${DEFAULT-VALUE}).")
-    String warmup;
+    @Mixin
+    BenchOptions.Warmup warmup;
 
-    @Option(names = "--payload-bytes", paramLabel = "N", defaultValue = "1024",
-            description = "Payload size in bytes (default: ${DEFAULT-VALUE}).")
-    int payloadBytes;
+    @Mixin
+    BenchOptions.PayloadBytes payloadBytes;
 
     @Option(names = "--idempotency-keys", description = "Give every message a unique idempotency key.")
     boolean idempotencyKeys;
 
-    @Option(names = "--runs", paramLabel = "K", defaultValue = "1",
-            description = "Repeat ours and the reference K times; report the medians (default: ${DEFAULT-VALUE}).")
-    int runs;
+    @Mixin
+    BenchOptions.ReferenceRuns runs;
 
     @Override
     public Integer call() {
         ProduceBenchmark.Options options;
         try {
-            options = new ProduceBenchmark.Options(globals().effectiveDatabaseUrl(), callers, Durations.parse(duration),
-                    Durations.parse(warmup), payloadBytes, idempotencyKeys, runs);
+            options = new ProduceBenchmark.Options(globals().effectiveDatabaseUrl(), callers,
+                    Durations.parse(duration.value), Durations.parse(warmup.value), payloadBytes.value, idempotencyKeys,
+                    runs.value);
         } catch (IllegalArgumentException e) {
             throw new SluiceException(ErrorCode.INVALID_ARGUMENT, e.getMessage());
         }

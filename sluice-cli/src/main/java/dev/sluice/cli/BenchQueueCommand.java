@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code sluice bench queue} (docs/benchmarks.md). */
@@ -42,9 +43,8 @@ final class BenchQueueCommand extends BenchScenarioCommand {
             + "B jobs (default: ${DEFAULT-VALUE}).")
     int batch;
 
-    @Option(names = "--payload-bytes", paramLabel = "N", defaultValue = "1024",
-            description = "Payload size in bytes (default: ${DEFAULT-VALUE}).")
-    int payloadBytes;
+    @Mixin
+    BenchOptions.PayloadBytes payloadBytes;
 
     @Option(names = "--pickup-jobs", paramLabel = "P", defaultValue = "200",
             description = "Single enqueues of the pickup phase; 0 skips it (default: ${DEFAULT-VALUE}).")
@@ -61,7 +61,7 @@ final class BenchQueueCommand extends BenchScenarioCommand {
     @Override
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
-        f.put("jobs", jobs + " of " + payloadBytes + " bytes");
+        f.put("jobs", jobs + " of " + payloadBytes.value + " bytes");
         f.put("enqueue", "batches of " + enqueueBatch + " from " + enqueueCallers + " callers");
         f.put("drain", "concurrency " + workers + ", batch " + batch + " (worker prefetch " + Math.min(1000, 2 * batch) + ")");
         f.put("pickup", pickupJobs == 0 ? "skipped" : pickupJobs + " jobs at " + pickupRate + "/s");
@@ -72,7 +72,7 @@ final class BenchQueueCommand extends BenchScenarioCommand {
     @Override
     ScenarioResult execute(ScenarioListener listener) {
         QueueBenchmark.Options o = new QueueBenchmark.Options(url(), jobs, enqueueBatch, enqueueCallers, workers,
-                batch, payloadBytes, pickupJobs, pickupRate, runs);
+                batch, payloadBytes.value, pickupJobs, pickupRate, runs);
         return new QueueBenchmark().run(o, listener);
     }
 
