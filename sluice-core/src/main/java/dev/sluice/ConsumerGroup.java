@@ -3,12 +3,10 @@ package dev.sluice;
 import dev.sluice.internal.catalog.Names;
 import dev.sluice.internal.consume.GroupOperations;
 import dev.sluice.internal.consume.GroupRegistry;
-import dev.sluice.internal.consume.GroupConsumer;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * A handle on a consumer group of a stream: an independent reader with its own progress. Instances
@@ -74,28 +72,12 @@ public final class ConsumerGroup<T> {
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(options, "options");
         Names.validate("consumer group", name);
-        GroupRegistry.GroupRef ref = catalog().resolve(stream.name(), name);
-        Set<Integer> accept = ref.config().acceptVersions().isEmpty()
-                ? (stream.payloadType() == byte[].class ? null : Set.of(schemaVersionOf(stream.payloadType())))
-                : ref.config().acceptVersions();
-        Serde<T> serde = Serde.forType(stream.payloadType());
-        GroupConsumer<T> consumer = new GroupConsumer<>(sluice.db(), sluice.schema(), ref, handler, options, serde, accept,
-                sluice::session, sluice.runtime());
-        consumer.onClose(() -> sluice.untrack(consumer)); // the client lets go of a closed consumption
-        // Tracked before it starts: refused once the client is closed (CLIENT_CLOSED), with nothing started.
-        sluice.track(consumer);
-        consumer.start();
-        return consumer;
+        return sluice.engine().consume(stream.name(), name, stream.payloadType(), handler, options);
     }
 
     /** Like {@link #consume(Handler, ConsumeOptions)} with the default options. */
     public Consumption consume(Handler<T> handler) {
         return consume(handler, ConsumeOptions.defaults());
-    }
-
-    private static int schemaVersionOf(Class<?> type) {
-        SchemaVersion v = type.getAnnotation(SchemaVersion.class);
-        return v == null ? 1 : v.value();
     }
 
     /** Dead letters in message-id order, a page at a time; pass the previous page's {@code next} (or null). */

@@ -233,6 +233,32 @@ public final class Engine implements AutoCloseable {
         return tracker.size();
     }
 
+    /**
+     * Starts a consumption of a registered group: built without starting anything, tracked (refused with
+     * {@link ErrorCode#CLIENT_CLOSED} once the client is closed), then started on the shared runtime.
+     *
+     * @throws SluiceException {@link ErrorCode#GROUP_NOT_FOUND} when the group is not registered
+     */
+    public <T> dev.sluice.Consumption consume(String stream, String group, Class<T> payloadType, dev.sluice.Handler<T> handler,
+                                              dev.sluice.ConsumeOptions options) {
+        GroupRegistry.GroupRef ref = groupRegistry.resolve(stream, group);
+        java.util.Set<Integer> accept = ref.config().acceptVersions().isEmpty()
+                ? (payloadType == byte[].class ? null : java.util.Set.of(schemaVersionOf(payloadType)))
+                : ref.config().acceptVersions();
+        dev.sluice.internal.consume.GroupConsumer<T> consumer = new dev.sluice.internal.consume.GroupConsumer<>(db, schema, ref,
+                handler, options, dev.sluice.Serde.forType(payloadType), accept, this::session, runtime);
+        consumer.onClose(() -> untrack(consumer)); // the client lets go of a closed consumption
+        track(consumer);
+        consumer.start();
+        return consumer;
+    }
+
+    /** The payload type's schema version ({@link dev.sluice.SchemaVersion}, 1 without it). */
+    private static int schemaVersionOf(Class<?> type) {
+        dev.sluice.SchemaVersion v = type.getAnnotation(dev.sluice.SchemaVersion.class);
+        return v == null ? 1 : v.value();
+    }
+
     /** Closes every tracked part (newest first), then the runtime, the maintenance thread and the session. */
     @Override
     public void close() {
