@@ -80,6 +80,11 @@ public final class ConsumerGroup<T> {
         return consume(handler, ConsumeOptions.defaults());
     }
 
+    /** The operator actions of this group: dead letters and rewinds. */
+    public GroupAdmin admin() {
+        return new GroupAdmin(this);
+    }
+
     /** Dead letters in message-id order, a page at a time; pass the previous page's {@code next} (or null). */
     public Page<DeadLetter> deadLetters(String cursor, int limit) {
         return operations().deadLetters(stream.name(), name, cursor, limit);

@@ -281,6 +281,11 @@ public final class Queue<T> {
         return store().purgeDead(name, jobIds);
     }
 
+    /** The operator actions of this queue: maintenance, inspection and dead letters. */
+    public QueueAdmin admin() {
+        return new QueueAdmin(this);
+    }
+
     /** Pending (and not-yet-due), processing and dead counts of the queue. */
     public QueueStats stats() {
         return store().listing().stats(name);
