@@ -37,7 +37,8 @@ public final class ConsumerGroup<T> {
         return sluice.groupRegistry();
     }
 
-    private GroupOperations operations() {
+    /** The operator statements (for {@link GroupAdmin}). */
+    GroupOperations operations() {
         return sluice.groupOperations();
     }
 
@@ -80,52 +81,51 @@ public final class ConsumerGroup<T> {
         return consume(handler, ConsumeOptions.defaults());
     }
 
-    /** The operator actions of this group: dead letters and rewinds. */
+    /** The operator actions of this group: dead letters and rewinds (no I/O). */
     public GroupAdmin admin() {
         return new GroupAdmin(this);
     }
 
-    /** Dead letters in message-id order, a page at a time; pass the previous page's {@code next} (or null). */
+    /** @deprecated use {@code admin().deadLetters(cursor, limit)} */
+    @Deprecated
     public Page<DeadLetter> deadLetters(String cursor, int limit) {
-        return operations().deadLetters(stream.name(), name, cursor, limit);
+        return admin().deadLetters(cursor, limit);
     }
 
-    /** Puts these dead letters back to ready with attempts reset; all of them must be dead letters of the group. */
+    /** @deprecated use {@code admin().redrive(messageIds)} */
+    @Deprecated
     public int redrive(List<Long> messageIds) {
-        Objects.requireNonNull(messageIds, "messageIds");
-        return operations().redrive(stream.name(), name, messageIds);
+        return admin().redrive(messageIds);
     }
 
-    /** Redrives every dead letter of the group. */
+    /** @deprecated use {@code admin().redriveAll()} */
+    @Deprecated
     public int redriveAll() {
-        return operations().redrive(stream.name(), name, null);
+        return admin().redriveAll();
     }
 
-    /** Deletes these dead letters (the messages stay in the log). */
+    /** @deprecated use {@code admin().purge(messageIds)} */
+    @Deprecated
     public int purge(List<Long> messageIds) {
-        Objects.requireNonNull(messageIds, "messageIds");
-        return operations().purge(stream.name(), name, messageIds);
+        return admin().purge(messageIds);
     }
 
-    /** Deletes every dead letter of the group. */
+    /** @deprecated use {@code admin().purgeAll()} */
+    @Deprecated
     public int purgeAll() {
-        return operations().purge(stream.name(), name, null);
+        return admin().purgeAll();
     }
 
-    /**
-     * Resets the cursor so delivery resumes at {@code id}. Refused while consumers of the group are
-     * live ({@link ErrorCode#INSTANCES_LIVE}) unless {@code force}.
-     */
+    /** @deprecated use {@code admin().rewindToId(id, force)} */
+    @Deprecated
     public GroupInfo rewindToId(long id, boolean force) {
-        if (id < 1) {
-            throw new SluiceException(ErrorCode.INVALID_CONFIG, "rewind id must be at least 1 (got " + id + ")");
-        }
-        return operations().rewind(stream.name(), name, id, null, force);
+        return admin().rewindToId(id, force);
     }
 
-    /** Resets the cursor so delivery resumes at the first message produced at or after {@code time}. */
+    /** @deprecated use {@code admin().rewindToTime(time, force)} */
+    @Deprecated
     public GroupInfo rewindToTime(Instant time, boolean force) {
-        return operations().rewind(stream.name(), name, null, Objects.requireNonNull(time, "time"), force);
+        return admin().rewindToTime(time, force);
     }
 
     @Override

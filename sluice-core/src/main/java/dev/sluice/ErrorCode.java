@@ -23,7 +23,8 @@ public enum ErrorCode {
     INVALID_CONFIG(3, Category.INVALID_INPUT, false,
             "A configuration value is out of range.",
             "A config field was given a value outside its allowed range (for example a partition size below 1, "
-                    + "a negative or zero TTL, or a payload limit over 64 MiB).",
+                    + "a negative or zero TTL, or a payload limit over 64 MiB), or a group's dead-letter id list is null, "
+                    + "holds null or more than 10000 ids.",
             "Correct the value named in the message; every option's range is in docs/streams.md."),
     PAYLOAD_TOO_LARGE(4, Category.INVALID_INPUT, false,
             "The payload is larger than the stream or queue allows.",
@@ -65,7 +66,7 @@ public enum ErrorCode {
             "A QueueOptions, EnqueueOptions or WorkOptions value is out of range (for example a zero visibility timeout, "
                     + "a negative delay, a delay, runAt or expiresAt more than 3650 days ahead, a priority outside -1000..1000, or "
                     + "expiresAt not after runAt), a claim or page size "
-                    + "is out of range, a page cursor is foreign, or enqueueInTransaction got an auto-commit connection. "
+                    + "is out of range, a dead-letter id list is null, holds null or more than 10000 ids, a page cursor is foreign, or enqueueInTransaction got an auto-commit connection. "
                     + "It was rejected before any round trip; nothing was written.",
             "Correct the value named in the message; every option's range and default is in docs/queues.md."),
     INVALID_LOCK_OPTIONS(12, Category.INVALID_INPUT, false,
@@ -165,8 +166,8 @@ public enum ErrorCode {
                     + "name with 'sluice schedule list'."),
     JOB_NOT_FOUND(114, Category.NOT_FOUND, false,
             "No such dead job in the queue.",
-            "An operator action (revive, purge) named a job id that is not a dead job of this queue (never was, already "
-                    + "revived or purged, or swept by retention). Nothing was changed by the failing step.",
+            "An operator action (redrive, purge) named a job id that is not a dead job of this queue (never was, already "
+                    + "redriven or purged, or swept by retention). The whole list is refused: nothing was changed.",
             "List the queue's dead jobs with 'sluice queue dead QUEUE' and use an id from there."),
     PRODUCER_BUFFER_FULL(115, Category.STORAGE, true,
             "The producer's buffer is full.",

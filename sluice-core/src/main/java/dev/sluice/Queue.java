@@ -36,7 +36,6 @@ import java.util.Optional;
 public final class Queue<T> {
     private static final int MAX_BATCH = 10_000;
     private static final int MAX_CLAIM = 1_000;
-    private static final int MAX_PAGE = 1_000;
 
     private final Sluice sluice;
     private final String name;
@@ -74,7 +73,8 @@ public final class Queue<T> {
         return new Queue<>(sluice, name, payloadType, Objects.requireNonNull(options, "options"));
     }
 
-    private JobStore store() {
+    /** The job store, after checking the name (also for {@link QueueAdmin}). */
+    JobStore store() {
         Names.validate("queue", name);
         sluice.requireControlPlane();
         return sluice.jobStore();
@@ -201,101 +201,66 @@ public final class Queue<T> {
         return w;
     }
 
-    /**
-     * Runs one maintenance tick over <b>every queue of the schema</b> (jobs carry their own stamped options,
-     * and a queue nobody works on must still have its expired jobs moved): expired claims go back to pending
-     * after the backoff (or to the dead jobs when it was their last attempt), unclaimed jobs past their
-     * {@code expiresAt} go to the dead jobs, and dead jobs past their retention are deleted — each in bounded
-     * batches with {@code SKIP LOCKED}, so any number of processes may run it at once. Workers run it by
-     * themselves.
-     */
-    public QueueMaintenanceReport maintain() {
-        return store().maintain();
-    }
-
-    /** The live job with this id in this queue, or empty. */
-    public Optional<JobInfo> job(long id) {
-        return store().listing().job(name, id);
-    }
-
-    /**
-     * Live jobs of one state, a page at a time: pending jobs in claim order ({@code priority DESC, run_at,
-     * id}), processing jobs by claim expiry. Pass the previous page's {@code next} (or null).
-     *
-     * @param limit 1 to 1000
-     */
-    public Page<JobInfo> jobs(JobState state, String cursor, int limit) {
-        Objects.requireNonNull(state, "state");
-        checkLimit(limit);
-        return store().listing().jobs(name, state, cursor, limit);
-    }
-
-    /** Dead jobs of the queue in id order, a page at a time; pass the previous page's {@code next} (or null). */
-    public Page<DeadJob> dead(String cursor, int limit) {
-        checkLimit(limit);
-        return store().listing().dead(name, cursor, limit);
-    }
-
-    /**
-     * Moves a dead job of this queue back to pending under its id, due now, with its attempts reset
-     * (its stamped options are kept). Wakes idle workers.
-     *
-     * @return false when the queue has no dead job with this id
-     * @throws SluiceException {@link ErrorCode#UNIQUE_KEY_TAKEN} when a live job holds its unique key
-     *                         (nothing changed)
-     */
-    public boolean revive(long jobId) {
-        return store().revive(name, jobId);
-    }
-
-    /**
-     * Revives these dead jobs of the queue together, in one transaction: all of them or none. Each goes
-     * back to pending under its id, due now, attempts reset (as {@link #revive(long)}).
-     *
-     * @return how many were revived (the number of distinct ids)
-     * @throws SluiceException {@link ErrorCode#JOB_NOT_FOUND} when an id is not a dead job of this queue, or
-     *                         {@link ErrorCode#UNIQUE_KEY_TAKEN} when a live job holds the unique key of one of
-     *                         them — nothing is revived then
-     */
-    public int revive(List<Long> jobIds) {
-        Objects.requireNonNull(jobIds, "jobIds");
-        Names.validate("queue", name);
-        if (jobIds.isEmpty()) {
-            return 0;
-        }
-        return store().reviveAll(name, jobIds);
-    }
-
-    /** Deletes every dead job of the queue; returns how many. */
-    public int purgeDead() {
-        return store().purgeDead(name, null);
-    }
-
-    /** Deletes these dead jobs of the queue (ids that are not dead jobs of this queue are ignored); returns how many. */
-    public int purgeDead(List<Long> jobIds) {
-        Objects.requireNonNull(jobIds, "jobIds");
-        if (jobIds.isEmpty()) {
-            Names.validate("queue", name);
-            return 0;
-        }
-        return store().purgeDead(name, jobIds);
-    }
-
-    /** The operator actions of this queue: maintenance, inspection and dead letters. */
+    /** The operator actions of this queue: maintenance, inspection and dead letters (no I/O). */
     public QueueAdmin admin() {
         return new QueueAdmin(this);
     }
 
-    /** Pending (and not-yet-due), processing and dead counts of the queue. */
-    public QueueStats stats() {
-        return store().listing().stats(name);
+    /** @deprecated use {@code admin().maintain()} */
+    @Deprecated
+    public QueueMaintenanceReport maintain() {
+        return admin().maintain();
     }
 
-    private static void checkLimit(int limit) {
-        if (limit < 1 || limit > MAX_PAGE) {
-            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "limit must be between 1 and " + MAX_PAGE
-                    + " (got " + limit + ")");
-        }
+    /** @deprecated use {@code admin().job(id)} */
+    @Deprecated
+    public Optional<JobInfo> job(long id) {
+        return admin().job(id);
+    }
+
+    /** @deprecated use {@code admin().jobs(state, cursor, limit)} */
+    @Deprecated
+    public Page<JobInfo> jobs(JobState state, String cursor, int limit) {
+        return admin().jobs(state, cursor, limit);
+    }
+
+    /** @deprecated use {@code admin().deadLetters(cursor, limit)} */
+    @Deprecated
+    public Page<DeadJob> dead(String cursor, int limit) {
+        return admin().deadLetters(cursor, limit);
+    }
+
+    /** @deprecated use {@code admin().redrive(jobId)} */
+    @Deprecated
+    public boolean revive(long jobId) {
+        return admin().redrive(jobId);
+    }
+
+    /** @deprecated use {@code admin().redrive(jobIds)} */
+    @Deprecated
+    public int revive(List<Long> jobIds) {
+        return admin().redrive(jobIds);
+    }
+
+    /** @deprecated use {@code admin().purgeAll()} */
+    @Deprecated
+    public int purgeDead() {
+        return admin().purgeAll();
+    }
+
+    /**
+     * @deprecated use {@code admin().purge(jobIds)}; unlike before, an id that is not a dead job of the queue now
+     *             rejects the whole list ({@link ErrorCode#JOB_NOT_FOUND}, nothing deleted)
+     */
+    @Deprecated
+    public int purgeDead(List<Long> jobIds) {
+        return admin().purge(jobIds);
+    }
+
+    /** @deprecated use {@code admin().stats()} */
+    @Deprecated
+    public QueueStats stats() {
+        return admin().stats();
     }
 
     @Override

@@ -94,7 +94,7 @@ class HostileInputTest {
         assertCode(ErrorCode.INVALID_HEADERS, () -> q.enqueue("x", EnqueueOptions.builder().header(CLEAR, "v").build()));
         assertThat(count("SELECT count(*) FROM \"" + db.schema() + "\".job WHERE queue = 'hostile-jobs'")).isZero();
         long ok = q.enqueue("x", EnqueueOptions.builder().uniqueKey("order-7").header("note", TITLE).build());
-        assertThat(q.jobs(JobState.PENDING, null, 10).items()).extracting(JobInfo::id).containsExactly(ok);
+        assertThat(q.admin().jobs(JobState.PENDING, null, 10).items()).extracting(JobInfo::id).containsExactly(ok);
     }
 
     @Test
@@ -128,8 +128,8 @@ class HostileInputTest {
                 () -> ScheduleSpec.builder("@every " + huge).toQueue("q").build(),
                 () -> ScheduleSpec.builder(huge + " * * * *").toQueue("q").build(),
                 () -> ScheduleSpec.builder("@every 5m").zone(huge).toQueue("q").build(),
-                () -> sluice.queue("q").jobs(JobState.PENDING, huge, 10),
-                () -> sluice.stream("hostile").consumerGroup("g").deadLetters(huge, 10),
+                () -> sluice.queue("q").admin().jobs(JobState.PENDING, huge, 10),
+                () -> sluice.stream("hostile").consumerGroup("g").admin().deadLetters(huge, 10),
                 () -> BindingPattern.validate("y".repeat(200) + CLEAR + " x"));
         for (ThrowingCallable refusal : refusals) {
             assertThatThrownBy(refusal).isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.problem())

@@ -212,7 +212,7 @@ final class ConsumerCommand {
         @Override
         public Integer call() {
             try (CliContext ctx = open()) {
-                Page<DeadLetter> p = ctx.sluice().stream(target.stream).consumerGroup(target.group).deadLetters(page, limit);
+                Page<DeadLetter> p = ctx.sluice().stream(target.stream).consumerGroup(target.group).admin().deadLetters(page, limit);
                 if (json()) {
                     List<Map<String, Object>> items = new ArrayList<>();
                     for (DeadLetter d : p.items()) {
@@ -282,7 +282,7 @@ final class ConsumerCommand {
             List<Long> named = chosen("redrive");
             try (CliContext ctx = open()) {
                 ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
-                int n = all ? g.redriveAll() : g.redrive(named);
+                int n = all ? g.admin().redriveAll() : g.admin().redrive(named);
                 report(this, "redriven", n);
             }
             return Main.OK;
@@ -302,7 +302,7 @@ final class ConsumerCommand {
             }
             try (CliContext ctx = open()) {
                 ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
-                int n = all ? g.purgeAll() : g.purge(named);
+                int n = all ? g.admin().purgeAll() : g.admin().purge(named);
                 report(this, "purged", n);
             }
             return Main.OK;
@@ -340,7 +340,7 @@ final class ConsumerCommand {
         public Integer call() {
             try (CliContext ctx = open()) {
                 ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
-                GroupInfo info = to.id != null ? g.rewindToId(to.id, force) : g.rewindToTime(time(to.time), force);
+                GroupInfo info = to.id != null ? g.admin().rewindToId(to.id, force) : g.admin().rewindToTime(time(to.time), force);
                 if (json()) {
                     Output.json(out(), group(info));
                 } else {

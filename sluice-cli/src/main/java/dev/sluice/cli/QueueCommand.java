@@ -181,7 +181,7 @@ final class QueueCommand {
         public Integer call() {
             JobState s = state(state);
             try (CliContext ctx = open()) {
-                Page<JobInfo> p = ctx.sluice().queue(queue).jobs(s, cursor, limit);
+                Page<JobInfo> p = ctx.sluice().queue(queue).admin().jobs(s, cursor, limit);
                 if (json()) {
                     page(out(), p.items().stream().map(QueueCommand::job).toList(), p.next());
                 } else if (p.items().isEmpty()) {

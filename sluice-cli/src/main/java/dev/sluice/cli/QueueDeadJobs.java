@@ -45,7 +45,7 @@ final class QueueDeadJobs {
         @Override
         public Integer call() {
             try (CliContext ctx = open()) {
-                Page<DeadJob> p = ctx.sluice().queue(queue).dead(cursor, limit);
+                Page<DeadJob> p = ctx.sluice().queue(queue).admin().deadLetters(cursor, limit);
                 if (json()) {
                     QueueCommand.page(out(), p.items().stream().map(QueueDeadJobs::dead).toList(), p.next());
                 } else if (p.items().isEmpty()) {
@@ -81,7 +81,7 @@ final class QueueDeadJobs {
                 requireDead(q, ids, "revived");
                 // One transaction: every id, or none (another operator or the retention sweep may have got
                 // to one since the check).
-                int revived = q.revive(List.copyOf(new TreeSet<>(ids)));
+                int revived = q.admin().redrive(List.copyOf(new TreeSet<>(ids)));
                 report(this, "revived", revived);
             }
             return Main.OK;
@@ -115,10 +115,10 @@ final class QueueDeadJobs {
                 Queue<byte[]> q = ctx.sluice().queue(queue);
                 int n;
                 if (all) {
-                    n = q.purgeDead();
+                    n = q.admin().purgeAll();
                 } else {
                     requireDead(q, ids, "purged");
-                    n = q.purgeDead(List.copyOf(new TreeSet<>(ids)));
+                    n = q.admin().purge(List.copyOf(new TreeSet<>(ids)));
                 }
                 report(this, "purged", n);
             }
@@ -135,7 +135,7 @@ final class QueueDeadJobs {
         long highest = Collections.max(ids);
         String cursor = null;
         do {
-            Page<DeadJob> page = q.dead(cursor, CHECK_PAGE);
+            Page<DeadJob> page = q.admin().deadLetters(cursor, CHECK_PAGE);
             page.items().forEach(d -> missing.remove(d.id()));
             if (missing.isEmpty() || page.items().isEmpty() || page.items().get(page.items().size() - 1).id() >= highest) {
                 break;

@@ -112,7 +112,7 @@ class QueueCliTest {
             assertThat(processing.json().get("items").get(0).get("state").asText()).isEqualTo("processing");
             assertThat(CliTest.run(db, schema, "queue", "jobs", "emails", "--state", "processing").out())
                     .contains("WORKER").contains("CLAIM_EXPIRES_AT").contains("cli-test");
-            assertThat(q.stats()).isEqualTo(new QueueStats(2, 1, 3, 0));
+            assertThat(q.admin().stats()).isEqualTo(new QueueStats(2, 1, 3, 0));
             assertThat(sluice.queue("piped").claim(1).get(0).payload())
                     .isEqualTo("from stdin".getBytes(StandardCharsets.UTF_8));
         }

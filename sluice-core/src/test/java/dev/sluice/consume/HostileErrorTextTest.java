@@ -65,7 +65,7 @@ class HostileErrorTextTest {
             assertThat(c.stats().dead()).isEqualTo(1);
         }
         assertThat(calls).hasValue(1);
-        DeadLetter d = group.deadLetters(null, 10).items().get(0);
+        DeadLetter d = group.admin().deadLetters(null, 10).items().get(0);
         assertThat(d.messageId()).isEqualTo(id);
         assertThat(d.attempts()).isEqualTo(1);
         assertThat(d.lastError()).isEqualTo("bad byte \uFFFD and \uFFFD here\uFFFD[2J");
@@ -90,7 +90,7 @@ class HostileErrorTextTest {
             await().atMost(Duration.ofSeconds(20)).until(() -> group.get().orElseThrow().dead() == 1);
         }
         assertThat(attempts).containsExactly(1, 2);
-        DeadLetter d = group.deadLetters(null, 10).items().get(0);
+        DeadLetter d = group.admin().deadLetters(null, 10).items().get(0);
         assertThat(d.attempts()).isEqualTo(2);
         assertThat(d.lastError()).isEqualTo("java.lang.IllegalStateException: payload said \uFFFD on attempt 2");
         assertThat(d.errorStack()).contains("payload said \uFFFD on attempt 2").contains("cause \uFFFD")
@@ -109,7 +109,7 @@ class HostileErrorTextTest {
         try (Consumption c = group.consume(m -> Outcome.terminal("x".repeat(100_000)), FAST)) {
             await().atMost(Duration.ofSeconds(20)).until(() -> group.get().orElseThrow().dead() == 1);
         }
-        String stored = group.deadLetters(null, 10).items().get(0).lastError();
+        String stored = group.admin().deadLetters(null, 10).items().get(0).lastError();
         assertThat(stored).hasSize(dev.sluice.internal.jdbc.ErrorText.MAX_CHARS).endsWith("x…");
     }
 

@@ -122,9 +122,9 @@ class LifecycleTest {
             await().atMost(Duration.ofSeconds(20)).until(() -> seen.size() == 3);
             assertThat(seen).containsExactlyInAnyOrder("b", "c", "d");
             // Rewind is refused while the group has a live consumer, unless forced.
-            assertCode(ErrorCode.INSTANCES_LIVE, () -> atId.rewindToId(first, false));
+            assertCode(ErrorCode.INSTANCES_LIVE, () -> atId.admin().rewindToId(first, false));
         }
-        assertThat(atId.rewindToId(first, false).committed()).isEqualTo(first - 1);
+        assertThat(atId.admin().rewindToId(first, false).committed()).isEqualTo(first - 1);
         seen.clear();
         try (Consumption c = atId.consume(m -> {
             seen.add(m.payload());
@@ -133,7 +133,7 @@ class LifecycleTest {
             await().atMost(Duration.ofSeconds(20)).until(() -> seen.size() == 4);
             assertThat(seen).containsExactlyInAnyOrder("a", "b", "c", "d");
         }
-        assertThat(atId.rewindToTime(middle, false).committed()).isEqualTo(third - 1);
+        assertThat(atId.admin().rewindToTime(middle, false).committed()).isEqualTo(third - 1);
     }
 
     @Test
@@ -149,24 +149,24 @@ class LifecycleTest {
         try (Consumption c = group.consume(m -> Outcome.terminal("no"), OPTS)) {
             await().atMost(Duration.ofSeconds(20)).until(() -> group.get().orElseThrow().dead() == 7);
         }
-        Page<DeadLetter> first = group.deadLetters(null, 3);
-        Page<DeadLetter> second = group.deadLetters(first.next(), 3);
-        Page<DeadLetter> third = group.deadLetters(second.next(), 3);
+        Page<DeadLetter> first = group.admin().deadLetters(null, 3);
+        Page<DeadLetter> second = group.admin().deadLetters(first.next(), 3);
+        Page<DeadLetter> third = group.admin().deadLetters(second.next(), 3);
         assertThat(first.items()).extracting(DeadLetter::messageId).containsExactlyElementsOf(ids.subList(0, 3));
         assertThat(second.items()).extracting(DeadLetter::messageId).containsExactlyElementsOf(ids.subList(3, 6));
         assertThat(third.items()).extracting(DeadLetter::messageId).containsExactly(ids.get(6));
         assertThat(third.next()).isNull();
-        assertCode(ErrorCode.INVALID_CONFIG, () -> group.deadLetters("garbage!", 3));
+        assertCode(ErrorCode.INVALID_CONFIG, () -> group.admin().deadLetters("garbage!", 3));
 
-        assertCode(ErrorCode.MESSAGE_NOT_FOUND, () -> group.redrive(List.of(ids.get(0), 999_999L)));
+        assertCode(ErrorCode.MESSAGE_NOT_FOUND, () -> group.admin().redrive(List.of(ids.get(0), 999_999L)));
         assertThat(group.get().orElseThrow().dead()).as("a refused redrive changes nothing").isEqualTo(7);
-        assertThat(group.purge(List.of(ids.get(0), ids.get(1)))).isEqualTo(2);
-        assertThat(group.redrive(List.of(ids.get(2)))).isEqualTo(1);
+        assertThat(group.admin().purge(List.of(ids.get(0), ids.get(1)))).isEqualTo(2);
+        assertThat(group.admin().redrive(List.of(ids.get(2)))).isEqualTo(1);
         GroupInfo info = group.get().orElseThrow();
         assertThat(info.dead()).isEqualTo(4);
         assertThat(info.ready()).isEqualTo(1);
-        assertThat(group.purgeAll()).isEqualTo(4);
-        assertCode(ErrorCode.MESSAGE_NOT_FOUND, () -> group.purge(List.of(ids.get(3))));
+        assertThat(group.admin().purgeAll()).isEqualTo(4);
+        assertCode(ErrorCode.MESSAGE_NOT_FOUND, () -> group.admin().purge(List.of(ids.get(3))));
     }
 
     @Test
@@ -174,7 +174,7 @@ class LifecycleTest {
         sluice.stream("bad").register();
         assertCode(ErrorCode.GROUP_NOT_FOUND, () -> sluice.stream("bad", String.class).consumerGroup("missing")
                 .consume(m -> Outcome.success()));
-        assertCode(ErrorCode.GROUP_NOT_FOUND, () -> sluice.stream("bad").consumerGroup("missing").redriveAll());
+        assertCode(ErrorCode.GROUP_NOT_FOUND, () -> sluice.stream("bad").consumerGroup("missing").admin().redriveAll());
         assertCode(ErrorCode.INVALID_NAME, () -> sluice.stream("bad").consumerGroup("Bad Group").register());
         assertCode(ErrorCode.STREAM_NOT_FOUND, () -> sluice.stream("nope").consumerGroup("g").register());
         assertCode(ErrorCode.INVALID_BINDING, () -> sluice.stream("bad").consumerGroup("g")

@@ -71,7 +71,7 @@ class OutcomeTest {
             long gap = Duration.between(attempts.get(i - 1).at(), attempts.get(i).at()).toMillis();
             assertThat(gap).as("wait before attempt %d", i + 1).isGreaterThanOrEqualTo(minimum[i - 1] - 20).isLessThan(minimum[i - 1] + 3_000);
         }
-        Page<DeadLetter> dead = group.deadLetters(null, 10);
+        Page<DeadLetter> dead = group.admin().deadLetters(null, 10);
         assertThat(dead.items()).singleElement().satisfies(d -> {
             assertThat(d.messageId()).isEqualTo(id);
             assertThat(d.attempts()).isEqualTo(5);
@@ -101,9 +101,9 @@ class OutcomeTest {
         }, FAST)) {
             await().atMost(Duration.ofSeconds(20)).until(() -> group.get().orElseThrow().dead() == 1);
             assertThat(seen.get("t2")).containsExactly(1);
-            assertThat(group.deadLetters(null, 10).items().get(0).lastError()).isEqualTo("bad data in t2");
+            assertThat(group.admin().deadLetters(null, 10).items().get(0).lastError()).isEqualTo("bad data in t2");
             healed.set(true);
-            assertThat(group.redriveAll()).isEqualTo(1);
+            assertThat(group.admin().redriveAll()).isEqualTo(1);
             await().atMost(Duration.ofSeconds(20)).until(() -> seen.get("t2").size() == 2);
             await().atMost(Duration.ofSeconds(20)).until(() -> group.get().orElseThrow().dead() == 0
                     && group.get().orElseThrow().ready() == 0);

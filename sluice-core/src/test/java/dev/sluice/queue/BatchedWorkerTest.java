@@ -119,7 +119,7 @@ class BatchedWorkerTest {
         // A batch where every ack holds: all reported deleted.
         long[] rest = {a.get(2).id(), b.get(2).id()};
         assertThat(store.ackAll(rest, new UUID[] {a.get(2).token(), b.get(2).token()})).containsExactlyInAnyOrder(rest[0], rest[1]);
-        assertThat(q.stats().processing()).isZero();
+        assertThat(q.admin().stats().processing()).isZero();
     }
 
     @Test
@@ -143,7 +143,7 @@ class BatchedWorkerTest {
                 rs.next();
                 assertThat(rs.getString(1)).isEqualTo("on");
             }
-            assertThat(q.stats().processing()).isEqualTo(2);
+            assertThat(q.admin().stats().processing()).isEqualTo(2);
         }
     }
 
@@ -191,7 +191,7 @@ class BatchedWorkerTest {
         try (Worker a = q.work(handler.apply("a"), QUICK.withConcurrency(3).withPrefetch(64));
              Worker b = other.queue("prefetch-shared", String.class).work(handler.apply("b"),
                      QUICK.withConcurrency(2).withPrefetch(100))) {
-            await().atMost(Duration.ofSeconds(60)).until(() -> q.stats().equals(new QueueStats(0, 0, 0, 0)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> q.admin().stats().equals(new QueueStats(0, 0, 0, 0)));
         }
         assertThat(overlaps).isEmpty();
         assertThat(handled).hasSize(600).allSatisfy((id, n) -> assertThat(n.get()).as("job " + id).isEqualTo(1));
@@ -211,7 +211,7 @@ class BatchedWorkerTest {
             running.decrementAndGet();
             handled.incrementAndGet();
         }, QUICK.withConcurrency(3).withPrefetch(50).withExecutor(unbounded))) {
-            await().atMost(Duration.ofSeconds(30)).until(() -> q.stats().equals(new QueueStats(0, 0, 0, 0)));
+            await().atMost(Duration.ofSeconds(30)).until(() -> q.admin().stats().equals(new QueueStats(0, 0, 0, 0)));
         } finally {
             unbounded.shutdownNow();
         }

@@ -72,7 +72,7 @@ class ClaimTest {
         List<String> expected = List.of("p5-early", "p5-late", "p1-now", "p0-early-a", "p0-early-b", "p0-late", "pm3");
 
         // The listing shows what a claim would take, in the same order (the delayed job included).
-        assertThat(q.jobs(JobState.PENDING, null, 100).items()).extracting(JobInfo::priority)
+        assertThat(q.admin().jobs(JobState.PENDING, null, 100).items()).extracting(JobInfo::priority)
                 .containsExactly(9, 5, 5, 1, 0, 0, 0, -3);
 
         List<String> claimed = new ArrayList<>();
@@ -90,7 +90,7 @@ class ClaimTest {
         Queue<String> q = sluice.queue("delayed", String.class);
         long id = q.enqueue("later", EnqueueOptions.delay(Duration.ofMillis(700)));
         assertThat(q.claim(10)).isEmpty();
-        assertThat(q.stats()).isEqualTo(new QueueStats(1, 1, 0, 0));
+        assertThat(q.admin().stats()).isEqualTo(new QueueStats(1, 1, 0, 0));
         List<JobHandle<String>> got = new ArrayList<>();
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).until(() -> {
             got.addAll(q.claim(10));
@@ -143,7 +143,7 @@ class ClaimTest {
         assertThat(rows.job(id)).isEqualTo(expired);
 
         // Rescued (attempt stays counted) and claimed by another worker.
-        QueueMaintenanceReport report = q.maintain();
+        QueueMaintenanceReport report = q.admin().maintain();
         assertThat(report.rescued()).isEqualTo(1);
         assertThat(rows.job(id)).satisfies(r -> {
             assertThat(r.get("state")).isEqualTo("pending");
@@ -199,7 +199,7 @@ class ClaimTest {
         assertThat(dead.get("payload")).isEqualTo("x");
         assertThat(rows.seconds("SELECT extract(epoch FROM purge_after - died_at) FROM " + rows.q + ".job_dead WHERE id = ?", id))
                 .isEqualTo(Duration.ofDays(7).toSeconds());
-        assertThat(q.dead(null, 10).items()).singleElement().satisfies(d -> {
+        assertThat(q.admin().deadLetters(null, 10).items()).singleElement().satisfies(d -> {
             assertThat(d.id()).isEqualTo(id);
             assertThat(d.reason()).isEqualTo(DeadReason.FAILED);
             assertThat(d.lastError()).isEqualTo("third boom");
@@ -241,7 +241,7 @@ class ClaimTest {
         long id = q.enqueue("x");
         JobHandle<String> h = q.claim(1).get(0);
         rows.expireClaim(id);
-        QueueMaintenanceReport r = q.maintain();
+        QueueMaintenanceReport r = q.admin().maintain();
         assertThat(r.rescuedToDead()).isEqualTo(1);
         assertThat(rows.dead(id)).satisfies(d -> {
             assertThat(d.get("reason")).isEqualTo("claim_expired");
@@ -261,7 +261,7 @@ class ClaimTest {
         // A job that expires while it runs is not interrupted.
         rows.exec("UPDATE " + rows.q + ".job SET expires_at = now() - interval '1 second' WHERE id = ?", running);
 
-        assertThat(q.maintain().expired()).isEqualTo(1);
+        assertThat(q.admin().maintain().expired()).isEqualTo(1);
         assertThat(rows.dead(stale)).satisfies(d -> {
             assertThat(d.get("reason")).isEqualTo("expired");
             assertThat((String) d.get("last_error")).startsWith("expired unclaimed at");
@@ -269,7 +269,7 @@ class ClaimTest {
         });
         assertThat(rows.job(fresh).get("state")).isEqualTo("pending");
         assertThat(h.ack()).isTrue();
-        assertThat(q.dead(null, 10).items()).extracting(DeadJob::reason).containsExactly(DeadReason.EXPIRED);
+        assertThat(q.admin().deadLetters(null, 10).items()).extracting(DeadJob::reason).containsExactly(DeadReason.EXPIRED);
     }
 
     @Test
@@ -278,17 +278,17 @@ class ClaimTest {
         long id = q.enqueue("x", EnqueueOptions.builder().uniqueKey("only").expiresAt(Instant.now().plusSeconds(60)).build());
         q.claim(1).get(0).fail("boom");
         assertThat(rows.dead(id)).isNotNull();
-        assertThat(q.revive(id + 1_000)).isFalse();
-        assertThat(sluice.queue("other-queue").revive(id)).as("revive is per queue").isFalse();
+        assertThat(q.admin().redrive(id + 1_000)).isFalse();
+        assertThat(sluice.queue("other-queue").admin().redrive(id)).as("revive is per queue").isFalse();
 
         // While a live job holds the unique key, revive is refused and changes nothing.
         long holder = q.enqueue("y", EnqueueOptions.unique("only"));
-        assertCode(ErrorCode.UNIQUE_KEY_TAKEN, () -> q.revive(id));
+        assertCode(ErrorCode.UNIQUE_KEY_TAKEN, () -> q.admin().redrive(id));
         assertThat(rows.dead(id)).isNotNull();
         q.claim(1).get(0).ack();
         assertThat(rows.job(holder)).isNull();
 
-        assertThat(q.revive(id)).isTrue();
+        assertThat(q.admin().redrive(id)).isTrue();
         assertThat(rows.dead(id)).isNull();
         assertThat(rows.job(id)).satisfies(r -> {
             assertThat(r.get("state")).isEqualTo("pending");
@@ -315,7 +315,7 @@ class ClaimTest {
         assertThat(List.of(a, b, c)).allSatisfy(id -> assertThat(rows.dead(id)).isNotNull());
 
         // One id that is not a dead job of this queue: nothing is revived, and the error names it.
-        assertThatThrownBy(() -> q.revive(List.of(a, b, a + 1_000)))
+        assertThatThrownBy(() -> q.admin().redrive(List.of(a, b, a + 1_000)))
                 .isInstanceOfSatisfying(SluiceException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.JOB_NOT_FOUND);
                     assertThat(e.getMessage()).contains(String.valueOf(a + 1_000)).contains("nothing was revived");
@@ -324,20 +324,20 @@ class ClaimTest {
 
         // A live job holding one's unique key: nothing is revived.
         long holder = q.enqueue("y", EnqueueOptions.unique("kb"));
-        assertCode(ErrorCode.UNIQUE_KEY_TAKEN, () -> q.revive(List.of(a, b)));
+        assertCode(ErrorCode.UNIQUE_KEY_TAKEN, () -> q.admin().redrive(List.of(a, b)));
         assertThat(rows.dead(a)).isNotNull();
         assertThat(rows.job(a)).isNull();
         q.claim(1).get(0).ack();
         assertThat(rows.job(holder)).isNull();
 
         // Duplicates count once; every one goes back, pending, attempts reset.
-        assertThat(q.revive(List.of(c, a, b, a))).isEqualTo(3);
+        assertThat(q.admin().redrive(List.of(c, a, b, a))).isEqualTo(3);
         assertThat(List.of(a, b, c)).allSatisfy(id -> {
             assertThat(rows.dead(id)).isNull();
             assertThat(rows.job(id).get("state")).isEqualTo("pending");
             assertThat(rows.job(id).get("attempts")).isEqualTo(0);
         });
-        assertThat(q.revive(List.of())).isZero();
+        assertThat(q.admin().redrive(List.of())).isZero();
     }
 
     @Test
@@ -348,13 +348,15 @@ class ClaimTest {
         for (JobHandle<String> h : q.claim(4)) {
             h.discard("x");
         }
-        assertThat(q.purgeDead(List.of(ids.get(0), 999_999L))).isEqualTo(1);
-        assertThat(q.stats().dead()).isEqualTo(3);
+        assertCode(ErrorCode.JOB_NOT_FOUND, () -> q.admin().purge(List.of(ids.get(0), 999_999L)));
+        assertThat(q.admin().stats().dead()).as("a refused purge deletes nothing").isEqualTo(4);
+        assertThat(q.admin().purge(List.of(ids.get(0), ids.get(0)))).as("repeats count once").isEqualTo(1);
+        assertThat(q.admin().stats().dead()).isEqualTo(3);
         rows.exec("UPDATE " + rows.q + ".job_dead SET purge_after = now() - interval '1 millisecond' WHERE id = ?", ids.get(1));
-        assertThat(q.maintain().purged()).isEqualTo(1);
+        assertThat(q.admin().maintain().purged()).isEqualTo(1);
         assertThat(rows.dead(ids.get(1))).isNull();
-        assertThat(q.purgeDead()).isEqualTo(2);
-        assertThat(q.stats().dead()).isZero();
+        assertThat(q.admin().purgeAll()).isEqualTo(2);
+        assertThat(q.admin().stats().dead()).isZero();
     }
 
     @Test
@@ -372,7 +374,7 @@ class ClaimTest {
         String cursor = null;
         int pages = 0;
         do {
-            Page<JobInfo> page = q.jobs(JobState.PENDING, cursor, 3);
+            Page<JobInfo> page = q.admin().jobs(JobState.PENDING, cursor, 3);
             page.items().forEach(j -> seen.add(j.priority() + "@" + j.runAt().getEpochSecond() % 60));
             cursor = page.next();
             pages++;
@@ -384,7 +386,7 @@ class ClaimTest {
         List<Long> processing = new ArrayList<>();
         cursor = null;
         do {
-            Page<JobInfo> page = q.jobs(JobState.PROCESSING, cursor, 3);
+            Page<JobInfo> page = q.admin().jobs(JobState.PROCESSING, cursor, 3);
             page.items().forEach(j -> processing.add(j.id()));
             cursor = page.next();
         } while (cursor != null);
@@ -393,15 +395,15 @@ class ClaimTest {
         claimed.get(0).fail("x");
         claimed.get(1).fail("y");
         claimed.get(2).ack();
-        assertThat(q.stats()).isEqualTo(new QueueStats(4, 1, 1, 2));
-        Page<DeadJob> firstDead = q.dead(null, 1);
+        assertThat(q.admin().stats()).isEqualTo(new QueueStats(4, 1, 1, 2));
+        Page<DeadJob> firstDead = q.admin().deadLetters(null, 1);
         assertThat(firstDead.next()).isNotNull();
-        Page<DeadJob> secondDead = q.dead(firstDead.next(), 1);
+        Page<DeadJob> secondDead = q.admin().deadLetters(firstDead.next(), 1);
         assertThat(secondDead.next()).isNull();
         assertThat(List.of(firstDead.items().get(0).id(), secondDead.items().get(0).id()))
                 .containsExactly(claimed.get(0).id(), claimed.get(1).id());
-        assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.jobs(JobState.PROCESSING, firstDead.next(), 3));
-        assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.dead("not-a-cursor", 3));
+        assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.admin().jobs(JobState.PROCESSING, firstDead.next(), 3));
+        assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.admin().deadLetters("not-a-cursor", 3));
         rows.exec("DELETE FROM " + rows.q + ".job WHERE queue = 'listing'");
     }
 
@@ -430,7 +432,7 @@ class ClaimTest {
             for (int i = 0; i < racers; i++) {
                 reports.add(pool.submit(() -> {
                     start.await(10, TimeUnit.SECONDS);
-                    return q.maintain();
+                    return q.admin().maintain();
                 }));
             }
             for (Future<QueueMaintenanceReport> f : reports) {

@@ -86,7 +86,7 @@ class EnqueueTest {
         long other = sluice.queue("stamps", Email.class).enqueue(new Email("bob@example.com", "yo"));
         assertThat(rows.job(other).get("max_attempts")).isEqualTo(QueueOptions.DEFAULT_MAX_ATTEMPTS);
         assertThat(rows.job(id).get("max_attempts")).isEqualTo(4);
-        assertThat(q.job(id)).get().satisfies(j -> {
+        assertThat(q.admin().job(id)).get().satisfies(j -> {
             assertThat(j.state()).isEqualTo(JobState.PENDING);
             assertThat(j.visibilityTimeout()).isEqualTo(Duration.ofSeconds(7));
             assertThat(j.headers()).containsEntry("traceparent", "00-abc-01");
@@ -103,8 +103,8 @@ class EnqueueTest {
 
         double wait = rows.seconds("SELECT extract(epoch FROM run_at - created_at) FROM " + rows.q + ".job WHERE id = ?", delayed);
         assertThat(wait).isEqualTo(3600.0);
-        assertThat(q.job(at).orElseThrow().runAt()).isEqualTo(past);
-        assertThat(q.job(at).orElseThrow().expiresAt()).isEqualTo(past.plusSeconds(60));
+        assertThat(q.admin().job(at).orElseThrow().runAt()).isEqualTo(past);
+        assertThat(q.admin().job(at).orElseThrow().expiresAt()).isEqualTo(past.plusSeconds(60));
     }
 
     @Test
@@ -125,7 +125,7 @@ class EnqueueTest {
 
         long next = q.enqueue("e", EnqueueOptions.unique("report-2026-01"));
         assertThat(next).isNotEqualTo(first);
-        assertThat(q.job(next).orElseThrow().uniqueKey()).isEqualTo("report-2026-01");
+        assertThat(q.admin().job(next).orElseThrow().uniqueKey()).isEqualTo("report-2026-01");
 
         // Dead jobs free the key too.
         assertThat(q.claim(1).get(0).discard("not needed")).isTrue();
@@ -224,9 +224,9 @@ class EnqueueTest {
             q.enqueueInTransaction(c, "rolled back", EnqueueOptions.NONE);
             c.rollback();
             long kept = q.enqueueInTransaction(c, "committed", EnqueueOptions.NONE);
-            assertThat(q.job(kept)).as("invisible before the caller commits").isEmpty();
+            assertThat(q.admin().job(kept)).as("invisible before the caller commits").isEmpty();
             c.commit();
-            assertThat(q.job(kept)).isPresent();
+            assertThat(q.admin().job(kept)).isPresent();
         }
         assertThat(rows.rows("SELECT payload FROM " + rows.q + ".job WHERE queue = 'outbox'"))
                 .extracting(r -> r.get("payload")).containsExactly("committed");
@@ -277,8 +277,8 @@ class EnqueueTest {
             assertCode(ErrorCode.INVALID_HEADERS, () -> q.enqueue("x", EnqueueOptions.builder().header("", "v").build()));
             assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.claim(0));
             assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.claim(1001));
-            assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.jobs(JobState.PENDING, null, 0));
-            assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.dead(null, 1001));
+            assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.admin().jobs(JobState.PENDING, null, 0));
+            assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.admin().deadLetters(null, 1001));
             assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> QueueOptions.builder().visibilityTimeout(Duration.ZERO).build());
             assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> QueueOptions.builder().maxAttempts(0).build());
             assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> QueueOptions.builder().backoffBase(Duration.ofSeconds(-1)).build());

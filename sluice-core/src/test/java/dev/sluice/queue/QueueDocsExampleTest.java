@@ -52,15 +52,15 @@ class QueueDocsExampleTest {
         }
         assertThat(sent).containsExactly("ada@example.com");
 
-        QueueStats stats = emails.stats();
-        Page<JobInfo> next = emails.jobs(JobState.PENDING, null, 50);
-        Page<DeadJob> dead = emails.dead(null, 50);
+        QueueStats stats = emails.admin().stats();
+        Page<JobInfo> next = emails.admin().jobs(JobState.PENDING, null, 50);
+        Page<DeadJob> dead = emails.admin().deadLetters(null, 50);
         assertThat(stats).isEqualTo(new QueueStats(1, 1, 0, 0));
         assertThat(next.items()).extracting(JobInfo::id).containsExactly(invoice);
         assertThat(dead.items()).isEmpty();
-        assertThat(emails.job(id)).isEmpty();
-        assertThat(emails.revive(id)).as("acked jobs leave nothing to revive").isFalse();
-        assertThat(emails.purgeDead()).isZero();
+        assertThat(emails.admin().job(id)).isEmpty();
+        assertThat(emails.admin().redrive(id)).as("acked jobs leave nothing to revive").isFalse();
+        assertThat(emails.admin().purgeAll()).isZero();
         sluice.close();
     }
 }

@@ -47,12 +47,12 @@ class QueueListingTest {
                     new QueueInfo("emails", 2, 1, 1, 1),
                     new QueueInfo("reports", 0, 0, 0, 1));
             for (QueueInfo info : sluice.queues()) {
-                assertThat(info.stats()).as(info.name()).isEqualTo(sluice.queue(info.name()).stats());
+                assertThat(info.stats()).as(info.name()).isEqualTo(sluice.queue(info.name()).admin().stats());
             }
 
             // A queue disappears from the listing once it has no rows left.
             aaa.claim(1).get(0).ack();
-            reports.purgeDead();
+            reports.admin().purgeAll();
             assertThat(sluice.queues()).extracting(QueueInfo::name).containsExactly("emails");
         }
     }

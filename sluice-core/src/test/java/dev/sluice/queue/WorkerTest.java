@@ -80,7 +80,7 @@ class WorkerTest {
         };
         try (Worker a = q.work(handler.apply("a"), QUICK.withConcurrency(4));
              Worker b = other.queue("shared", Task.class).work(handler.apply("b"), QUICK.withConcurrency(4))) {
-            await().atMost(Duration.ofSeconds(60)).until(() -> q.stats().equals(new QueueStats(0, 0, 0, 0)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> q.admin().stats().equals(new QueueStats(0, 0, 0, 0)));
             assertThat(a.workerId()).startsWith("process-a/shared/");
             assertThat(b.workerId()).startsWith("process-b/shared/");
         }
@@ -170,7 +170,7 @@ class WorkerTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> rows.job(retried) == null && rows.dead(bad) != null);
         }
         assertThat(seen).containsExactly(1, 1);
-        assertThat(q.dead(null, 10).items()).singleElement().satisfies(d -> {
+        assertThat(q.admin().deadLetters(null, 10).items()).singleElement().satisfies(d -> {
             assertThat(d.id()).isEqualTo(bad);
             assertThat(d.reason()).isEqualTo(DeadReason.DISCARDED);
             assertThat(d.lastError()).startsWith("undecodable payload");

@@ -171,9 +171,9 @@ class ScheduleTest {
         sluice.schedule("nudge").register(ScheduleSpec.builder("@every 1s").toQueue("nudges").payload("wake up").build());
 
         try (ScheduleRunner runner = sluice.runSchedules()) {
-            await().atMost(Duration.ofSeconds(20)).until(() -> sluice.queue("nudges").stats().pending() >= 1);
+            await().atMost(Duration.ofSeconds(20)).until(() -> sluice.queue("nudges").admin().stats().pending() >= 1);
         }
-        JobInfo job = sluice.queue("nudges").jobs(JobState.PENDING, null, 100).items().get(0);
+        JobInfo job = sluice.queue("nudges").admin().jobs(JobState.PENDING, null, 100).items().get(0);
         Instant due = Instant.parse(job.headers().get("sluice-due-at"));
         assertThat(job.uniqueKey()).isEqualTo("schedule:nudge:" + due);
         assertThat(job.contentType()).startsWith("text/plain");
@@ -250,7 +250,7 @@ class ScheduleTest {
         assertThat(fire.schedule()).isEqualTo("report");
         assertThat(fire.target()).isEqualTo(ScheduleSpec.Target.queue("reports"));
         assertThat(fire.key()).isEqualTo("schedule:report:now:" + fire.dueAt());
-        assertThat(sluice.queue("reports").job(fire.id())).get().satisfies(j -> assertThat(j.uniqueKey()).isEqualTo(fire.key()));
+        assertThat(sluice.queue("reports").admin().job(fire.id())).get().satisfies(j -> assertThat(j.uniqueKey()).isEqualTo(fire.key()));
 
         sluice.schedule("report").suspend();
         ScheduleFire second = sluice.schedule("report").runNow();
@@ -261,7 +261,7 @@ class ScheduleTest {
         assertThat(info.lastFiredAt()).isNotNull();
         assertThat(info.lastDueAt()).as("run-now is not a due time").isNull();
         assertThat(info.nextDueAt()).as("the cursor does not move").isEqualTo(registered.nextDueAt());
-        assertThat(sluice.queue("reports").stats().pending()).isEqualTo(2);
+        assertThat(sluice.queue("reports").admin().stats().pending()).isEqualTo(2);
     }
 
     @Test

@@ -17,7 +17,7 @@ import java.util.TreeSet;
 /**
  * The schema-wide upkeep of the job tables and the operators' writes: the maintenance tick (rescue of
  * expired claims, expiry of unclaimed jobs past their {@code expires_at}, the dead-letter retention sweep),
- * revive and purge of dead jobs. Every statement moves a bounded batch; a tick repeats full batches up to
+ * redrive (revive) and purge of dead jobs. Every statement moves a bounded batch; a tick repeats full batches up to
  * {@link #MAX_ROUNDS}. Stateless apart from the statement texts; one per client.
  */
 final class JobMaintenance {
@@ -114,10 +114,40 @@ final class JobMaintenance {
         return e.getCause() instanceof SQLException se && SqlErrors.UNIQUE_VIOLATION.equals(se.getSQLState());
     }
 
-    /** Deletes dead jobs of the queue: these ids, or all when {@code ids} is null. */
+    /**
+     * Redrives every dead job of the queue, a bounded batch per statement and transaction, until a batch moves
+     * none; dead jobs whose unique key is taken stay dead. Returns how many were redriven.
+     */
+    int redriveAll(String queue) {
+        int total = 0;
+        while (true) {
+            int n = db.autoCommit("redrive dead jobs", c -> Sql.list(c, sql.redriveBatch, rs -> rs.getLong(1),
+                    queue, MAINTENANCE_BATCH, channel).size());
+            total += n;
+            if (n == 0) {
+                return total;
+            }
+        }
+    }
+
+    /**
+     * Deletes dead jobs of the queue: these ids (distinct) in one transaction, all or none — an id that is not a
+     * dead job of the queue is {@link ErrorCode#JOB_NOT_FOUND} and deletes nothing — or all when {@code ids} is
+     * null, in bounded batches.
+     */
     int purgeDead(String queue, List<Long> ids) {
         if (ids != null) {
-            return db.autoCommit("purge dead jobs", c -> Sql.update(c, sql.purgeDeadIds, queue, Sql.array("int8", ids)));
+            SortedSet<Long> wanted = new TreeSet<>(ids);
+            return db.transaction("purge dead jobs", c -> {
+                Set<Long> gone = new HashSet<>(Sql.list(c, sql.purgeDeadIds, rs -> rs.getLong(1), queue,
+                        Sql.array("int8", wanted)));
+                if (gone.size() != wanted.size()) {
+                    List<Long> missing = wanted.stream().filter(id -> !gone.contains(id)).toList();
+                    throw new SluiceException(ErrorCode.JOB_NOT_FOUND, "queue '" + queue + "' has no dead job with id"
+                            + (missing.size() == 1 ? " " : "s ") + missing + "; nothing was purged");
+                }
+                return gone.size();
+            });
         }
         int total = 0;
         while (true) {

@@ -147,7 +147,12 @@ public final class JobStore {
         return maintenance.reviveAll(queue, ids);
     }
 
-    /** Deletes dead jobs of the queue: these ids, or all when {@code ids} is null. */
+    /** Redrives every dead job of the queue in bounded batches (see {@link JobMaintenance#redriveAll}). */
+    public int redriveAll(String queue) {
+        return maintenance.redriveAll(queue);
+    }
+
+    /** Deletes dead jobs of the queue: these ids (all or none), or all when {@code ids} is null. */
     public int purgeDead(String queue, List<Long> ids) {
         return maintenance.purgeDead(queue, ids);
     }

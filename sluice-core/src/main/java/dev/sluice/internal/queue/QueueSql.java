@@ -74,6 +74,7 @@ final class QueueSql {
     final String expire;
     final String sweepDead;
     final String reviveAll;
+    final String redriveBatch;
     final String purgeDeadIds;
     final String purgeDeadBatch;
     final String jobById;
@@ -330,9 +331,38 @@ final class QueueSql {
             SELECT b.id FROM back b LEFT JOIN woke ON true
             """.formatted(job, jobDead, WAKE_PREFIX);
 
-        // An operator's purge of dead jobs: these ids (parameters: queue, ids), or a batch of the queue's
+        // An operator's redrive of every dead job of a queue, a batch at a time (each its own transaction),
+        // repeated until none moves. A dead job whose unique key a live job holds, or an older dead job of the
+        // queue holds too, is left dead (so a batch never violates job_unique_key_idx). Otherwise as reviveAll.
+        // Parameters: queue, batch, channel. Returns the redriven ids.
+        this.redriveBatch = """
+            WITH gone AS (
+                DELETE FROM %2$s WHERE id = ANY (ARRAY(
+                    SELECT d.id FROM %2$s d
+                    WHERE d.queue = ?
+                      AND (d.unique_key IS NULL
+                           OR (NOT EXISTS (SELECT 1 FROM %1$s j WHERE j.queue = d.queue AND j.unique_key = d.unique_key)
+                               AND NOT EXISTS (SELECT 1 FROM %2$s o
+                                               WHERE o.queue = d.queue AND o.unique_key = d.unique_key AND o.id < d.id)))
+                    ORDER BY d.id LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING *),
+            back AS (
+                INSERT INTO %1$s (id, queue, payload, content_type, headers, priority, run_at, expires_at,
+                                  visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
+                                  dead_letter_retention_ns, attempts, state, worker_id, claimed_at, last_error,
+                                  unique_key, created_at, updated_at)
+                SELECT id, queue, payload, content_type, headers, priority, now(), NULL,
+                       visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
+                       dead_letter_retention_ns, 0, 'pending', worker_id, claimed_at, last_error,
+                       unique_key, created_at, now()
+                FROM gone
+                RETURNING id, queue),
+            woke AS (SELECT pg_notify(?, '%3$s' || min(queue)) FROM back HAVING count(*) > 0)
+            SELECT b.id FROM back b LEFT JOIN woke ON true
+            """.formatted(job, jobDead, WAKE_PREFIX);
+
+        // An operator's purge of dead jobs: these ids (parameters: queue, ids; returns the deleted ids), or a batch of the queue's
         // dead jobs at a time, repeated until none is left (parameters: queue, batch).
-        this.purgeDeadIds = "DELETE FROM " + jobDead + " WHERE queue = ? AND id = ANY(?::bigint[])";
+        this.purgeDeadIds = "DELETE FROM " + jobDead + " WHERE queue = ? AND id = ANY(?::bigint[]) RETURNING id";
         this.purgeDeadBatch = "DELETE FROM " + jobDead + " WHERE id = ANY (ARRAY(SELECT id FROM " + jobDead
                 + " WHERE queue = ? ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED))";
 

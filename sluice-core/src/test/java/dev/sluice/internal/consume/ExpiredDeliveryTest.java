@@ -67,7 +67,7 @@ class ExpiredDeliveryTest {
                     expireLease(db, sid, gid, id);
                     await().atMost(Duration.ofSeconds(20)).until(() -> "dead".equals(status(db, sid, gid, id)));
                     assertThat(calls).hasValue(2);
-                    DeadLetter d = group.deadLetters(null, 10).items().get(0);
+                    DeadLetter d = group.admin().deadLetters(null, 10).items().get(0);
                     assertThat(d.messageId()).isEqualTo(id);
                     assertThat(d.attempts()).isEqualTo(2);
                     assertThat(d.lastError()).startsWith("expired: the lease of delivery 2 of 2");
