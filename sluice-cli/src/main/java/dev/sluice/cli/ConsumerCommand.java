@@ -197,7 +197,7 @@ final class ConsumerCommand {
         @Mixin
         StreamGroup target;
 
-        @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size (default: ${DEFAULT-VALUE}).")
+        @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size, 1 to 1000 (default: ${DEFAULT-VALUE}).")
         int limit;
 
         @Option(names = "--cursor", paramLabel = "CURSOR", description = "The 'next' cursor printed by the previous page.")
@@ -249,7 +249,7 @@ final class ConsumerCommand {
         }
     }
 
-    /** Redrive and purge: which dead letters, as message ids after STREAM GROUP (as 'queue revive' takes job ids), or --all. */
+    /** Redrive and purge: which dead letters, as message ids after STREAM GROUP (as 'queue redrive' takes job ids), or --all. */
     abstract static class DeadLetterAction extends Base {
         @Mixin
         StreamGroup target;

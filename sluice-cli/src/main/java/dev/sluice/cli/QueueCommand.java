@@ -21,9 +21,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code sluice queue}: list, enqueue and live jobs; the dead-job actions are in {@link QueueDeadJobs}. */
-@Command(name = "queue", description = "Job queues: list, enqueue, live jobs, dead jobs, revive, purge.",
+@Command(name = "queue", description = "Job queues: list, enqueue, live jobs, dead jobs, redrive, purge.",
         subcommands = {QueueCommand.ListQueues.class, QueueCommand.Enqueue.class, QueueCommand.Jobs.class,
-                QueueDeadJobs.Dead.class, QueueDeadJobs.Revive.class, QueueDeadJobs.Purge.class})
+                QueueDeadJobs.Dead.class, QueueDeadJobs.Redrive.class, QueueDeadJobs.Revive.class,
+                QueueDeadJobs.Purge.class})
 final class QueueCommand {
     @Command(name = "list", description = "Queues with live or dead jobs, with counts by state.")
     static final class ListQueues extends Base {

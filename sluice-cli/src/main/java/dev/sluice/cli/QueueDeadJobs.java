@@ -17,7 +17,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code sluice queue dead}, {@code revive} and {@code purge}: the operator's dead-job actions. */
+/** {@code sluice queue dead}, {@code redrive} (former name {@code revive}) and {@code purge}: the operator's dead-job actions. */
 final class QueueDeadJobs {
     /** Dead jobs read per round trip while checking the ids an operator named. */
     private static final int CHECK_PAGE = 1_000;
@@ -65,26 +65,52 @@ final class QueueDeadJobs {
         }
     }
 
-    @Command(name = "revive", description = {"Move dead jobs back to pending under their ids, due now, attempts reset.",
-            "Every id must be a dead job of the queue; otherwise nothing is revived."})
-    static final class Revive extends Base {
+    @Command(name = "redrive", description = {"Move dead jobs back to pending under their ids, due now, attempts reset:",
+            "the named ids (all or none: every id must be a dead job of the queue), or --all (a bounded batch per",
+            "transaction; a dead job whose unique key a live job holds stays dead)."})
+    static class Redrive extends Base {
         @Parameters(index = "0", paramLabel = "QUEUE", description = "Queue name.")
         String queue;
 
-        @Parameters(index = "1..*", arity = "1..*", paramLabel = "ID", description = "Ids of dead jobs.")
-        List<Long> ids;
+        @Parameters(index = "1..*", arity = "0..*", paramLabel = "ID", description = "Ids of dead jobs.")
+        List<Long> ids = new ArrayList<>();
+
+        @Option(names = "--all", description = "Every dead job of the queue.")
+        boolean all;
+
+        /** The word the output uses ({@code revive}, the former name, keeps its own). */
+        String done() {
+            return "redriven";
+        }
 
         @Override
         public Integer call() {
+            if (all == !ids.isEmpty()) {
+                throw new Main.UsageException("name the dead jobs to redrive by id, or pass --all (not both)");
+            }
             try (CliContext ctx = open()) {
                 Queue<byte[]> q = ctx.sluice().queue(queue);
-                requireDead(q, ids, "revived");
-                // One transaction: every id, or none (another operator or the retention sweep may have got
-                // to one since the check).
-                int revived = q.admin().redrive(List.copyOf(new TreeSet<>(ids)));
-                report(this, "revived", revived);
+                int n;
+                if (all) {
+                    n = q.admin().redriveAll();
+                } else {
+                    requireDead(q, ids, done());
+                    // One transaction: every id, or none (another operator or the retention sweep may have got
+                    // to one since the check).
+                    n = q.admin().redrive(List.copyOf(new TreeSet<>(ids)));
+                }
+                report(this, done(), n);
             }
             return Main.OK;
+        }
+    }
+
+    /** The former name of {@code redrive}, kept working (hidden); prints "revived" as it always did. */
+    @Command(name = "revive", hidden = true, description = "Former name of 'queue redrive'.")
+    static final class Revive extends Redrive {
+        @Override
+        String done() {
+            return "revived";
         }
     }
 
@@ -100,7 +126,7 @@ final class QueueDeadJobs {
         @Option(names = "--all", description = "Every dead job of the queue.")
         boolean all;
 
-        @Option(names = "--yes", description = "Confirm: purged jobs cannot be revived.")
+        @Option(names = "--yes", description = "Confirm: purged jobs cannot be redriven.")
         boolean yes;
 
         @Override

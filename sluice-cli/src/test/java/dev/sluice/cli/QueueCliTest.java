@@ -142,13 +142,15 @@ class QueueCliTest {
         CliTest.Run jsonError = CliTest.run(db, schema, "queue", "jobs", "q", "--state", "bogus", "-o", "json");
         assertThat(jsonError.exit()).isEqualTo(Main.FAILURE);
         assertThat(jsonError.json().at("/error/code").asText()).isEqualTo("SLU-0011");
-        assertThat(CliTest.run(db, schema, "queue", "revive", "q").exit()).as("no id").isEqualTo(Main.USAGE);
-        assertThat(CliTest.run(db, schema, "queue", "revive", "q", "seven").exit()).isEqualTo(Main.USAGE);
+        assertThat(CliTest.run(db, schema, "queue", "redrive", "q").exit()).as("no id").isEqualTo(Main.USAGE);
+        assertThat(CliTest.run(db, schema, "queue", "redrive", "q", "1", "--all").exit()).as("both").isEqualTo(Main.USAGE);
+        assertThat(CliTest.run(db, schema, "queue", "redrive", "q", "seven").exit()).isEqualTo(Main.USAGE);
+        assertThat(CliTest.run(db, schema, "queue", "revive", "q").exit()).as("former name, no id").isEqualTo(Main.USAGE);
         assertThat(CliTest.run(db, schema, "queue", "frobnicate").exit()).isEqualTo(Main.USAGE);
     }
 
     @Test
-    void deadJobsPageReviveAndPurge(TestDatabase db) {
+    void deadJobsPageRedriveAndPurge(TestDatabase db) {
         String schema = db.freshSchemaName("cli_queue_dead");
         CliTest.run(db, schema, "system", "register");
         List<Long> dead = new ArrayList<>();
@@ -179,20 +181,22 @@ class QueueCliTest {
         assertThat(text.out()).contains("REASON").contains("discarded").contains("bad input second line").contains("next page: --cursor");
 
         // Unknown ids change nothing, even next to known ones.
-        CliTest.Run unknown = CliTest.run(db, schema, "queue", "revive", "jobs", dead.get(0).toString(), "999999");
+        CliTest.Run unknown = CliTest.run(db, schema, "queue", "redrive", "jobs", dead.get(0).toString(), "999999");
         assertThat(unknown.exit()).isEqualTo(Main.FAILURE);
-        assertThat(unknown.err()).contains("SLU-0114").contains("999999").contains("nothing was revived");
+        assertThat(unknown.err()).contains("SLU-0114").contains("999999").contains("nothing was redriven");
         assertThat(deadCount(db, schema)).isEqualTo(5);
-        CliTest.Run wrongQueue = CliTest.run(db, schema, "queue", "revive", "other", dead.get(0).toString());
+        CliTest.Run wrongQueue = CliTest.run(db, schema, "queue", "redrive", "other", dead.get(0).toString());
         assertThat(wrongQueue.err()).contains("SLU-0114");
 
+        // The former name still works (hidden from help) and keeps its output.
+        assertThat(CliTest.raw("queue", "--help").out()).contains("redrive").doesNotContain("revive");
         CliTest.Run revived = CliTest.run(db, schema, "queue", "revive", "jobs", dead.get(0).toString(), dead.get(1).toString());
         assertThat(revived.exit()).as(revived.err()).isZero();
         assertThat(revived.out()).contains("revived 2 dead jobs");
         assertThat(deadCount(db, schema)).isEqualTo(3);
         assertThat(CliTest.run(db, schema, "queue", "jobs", "jobs", "-o", "json").json().get("items"))
                 .extracting(j -> j.get("id").asLong()).contains(dead.get(0), dead.get(1));
-        CliTest.Run keyTaken = CliTest.run(db, schema, "queue", "revive", "jobs", Long.toString(taken));
+        CliTest.Run keyTaken = CliTest.run(db, schema, "queue", "redrive", "jobs", Long.toString(taken));
         assertThat(keyTaken.exit()).isEqualTo(Main.FAILURE);
         assertThat(keyTaken.err()).contains("SLU-0500");
 
@@ -207,7 +211,12 @@ class QueueCliTest {
         CliTest.Run purged = CliTest.run(db, schema, "queue", "purge", "jobs", third, "--yes", "-o", "json");
         assertThat(purged.json().get("purged").asInt()).isEqualTo(1);
         assertThat(deadCount(db, schema)).isEqualTo(2);
-        assertThat(CliTest.run(db, schema, "queue", "purge", "jobs", "--all", "--yes").out()).contains("purged 2 dead jobs");
+        // --all redrives what it can: the dead job whose unique key a live job holds stays dead.
+        CliTest.Run all = CliTest.run(db, schema, "queue", "redrive", "jobs", "--all", "-o", "json");
+        assertThat(all.exit()).as(all.err()).isZero();
+        assertThat(all.json().get("redriven").asInt()).isEqualTo(1);
+        assertThat(deadCount(db, schema)).isEqualTo(1);
+        assertThat(CliTest.run(db, schema, "queue", "purge", "jobs", "--all", "--yes").out()).contains("purged 1 dead job");
         assertThat(CliTest.run(db, schema, "queue", "dead", "jobs").out()).contains("no dead jobs in queue 'jobs'");
     }
 

@@ -318,7 +318,7 @@ class ClaimTest {
         assertThatThrownBy(() -> q.admin().redrive(List.of(a, b, a + 1_000)))
                 .isInstanceOfSatisfying(SluiceException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.JOB_NOT_FOUND);
-                    assertThat(e.getMessage()).contains(String.valueOf(a + 1_000)).contains("nothing was revived");
+                    assertThat(e.getMessage()).contains(String.valueOf(a + 1_000)).contains("nothing was redriven");
                 });
         assertThat(List.of(a, b, c)).allSatisfy(id -> assertThat(rows.dead(id)).isNotNull());
 

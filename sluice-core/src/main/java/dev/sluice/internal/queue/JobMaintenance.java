@@ -76,7 +76,7 @@ final class JobMaintenance {
         } catch (SluiceException e) {
             if (uniqueViolation(e)) {
                 throw new SluiceException(ErrorCode.UNIQUE_KEY_TAKEN, "dead job " + id + " of queue '" + queue
-                        + "' cannot be revived: a live job holds its unique key", e.getCause());
+                        + "' cannot be redriven: a live job holds its unique key", e.getCause());
             }
             throw e;
         }
@@ -96,14 +96,14 @@ final class JobMaintenance {
                 if (back.size() != wanted.size()) {
                     List<Long> missing = wanted.stream().filter(id -> !back.contains(id)).toList();
                     throw new SluiceException(ErrorCode.JOB_NOT_FOUND, "queue '" + queue + "' has no dead job with id"
-                            + (missing.size() == 1 ? " " : "s ") + missing + "; nothing was revived");
+                            + (missing.size() == 1 ? " " : "s ") + missing + "; nothing was redriven");
                 }
                 return back.size();
             });
         } catch (SluiceException e) {
             if (uniqueViolation(e)) {
                 throw new SluiceException(ErrorCode.UNIQUE_KEY_TAKEN, "dead jobs of queue '" + queue
-                        + "' cannot be revived: a live job holds the unique key of one of them; nothing was revived",
+                        + "' cannot be redriven: a live job holds the unique key of one of them; nothing was redriven",
                         e.getCause());
             }
             throw e;
