@@ -8,7 +8,7 @@ import java.util.Map;
  * A claimed job ({@link Queue#claim(int)}, or the argument of a {@link JobHandler}). The claim is held
  * until {@link #claimExpiresAt()}; {@link #heartbeat()} extends it by the job's visibility timeout.
  *
- * <p><b>Validity.</b> {@link #ack}, {@link #retry}, {@link #fail}, {@link #discard} and
+ * <p><b>Validity.</b> {@link #ack}, {@link #retry}, {@link #fail}, {@link #terminal} and
  * {@link #heartbeat} succeed only while the job is still processing under <em>this</em> claim and the
  * claim has not expired. Otherwise — the claim expired (it may have been rescued and claimed by another
  * worker), or the handle was already resolved — they return {@code false} and change nothing. A stale
@@ -22,7 +22,7 @@ import java.util.Map;
  */
 public interface JobHandle<T> {
 
-    /** The job's id (stable across retries, rescue and revive). */
+    /** The job's id (stable across retries, rescue and redrive). */
     long id();
 
     /** The queue's name. */
@@ -91,10 +91,18 @@ public interface JobHandle<T> {
     boolean fail(String error);
 
     /**
-     * Moves the job to the dead jobs at once ({@link DeadReason#DISCARDED}), whatever attempts are left; the
-     * reason is kept in {@code last_error}, cleaned and cut as in {@link #fail(Throwable)}.
+     * Failed for good: a dead letter at once ({@link DeadReason#DISCARDED}), whatever attempts are left — the
+     * same idea as {@link Outcome#terminal(String)} on streams. The reason is kept in {@code last_error},
+     * cleaned and cut as in {@link #fail(Throwable)}. (The stored reason stays {@code discarded}, the value it
+     * always had.)
      */
-    boolean discard(String reason);
+    boolean terminal(String reason);
+
+    /** @deprecated use {@link #terminal(String)}, the word streams use ({@link Outcome#terminal(String)}) */
+    @Deprecated
+    default boolean discard(String reason) {
+        return terminal(reason);
+    }
 
     /** Extends the claim to now + the job's visibility timeout (by the database clock). */
     boolean heartbeat();

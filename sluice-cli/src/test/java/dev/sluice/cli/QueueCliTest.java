@@ -162,7 +162,7 @@ class QueueCliTest {
             }
             taken = q.enqueue("keyed".getBytes(StandardCharsets.UTF_8), dev.sluice.EnqueueOptions.unique("k"));
             for (JobHandle<byte[]> h : q.claim(5)) {
-                h.discard("bad input\nsecond line");
+                h.terminal("bad input\nsecond line");
                 dead.add(h.id());
             }
             // A live job now holds the unique key of the dead one.

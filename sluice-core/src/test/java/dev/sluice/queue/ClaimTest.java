@@ -160,7 +160,7 @@ class ClaimTest {
         assertThat(stale.retry(Duration.ofSeconds(5))).isFalse();
         assertThat(stale.fail(new IllegalStateException("late"))).isFalse();
         assertThat(stale.fail("late")).isFalse();
-        assertThat(stale.discard("late")).isFalse();
+        assertThat(stale.terminal("late")).isFalse();
         assertThat(stale.heartbeat()).isFalse();
         assertThat(rows.job(id)).as("nothing changed").isEqualTo(before);
         assertThat(rows.dead(id)).isNull();
@@ -227,7 +227,7 @@ class ClaimTest {
     void discardMovesToDeadAtOnce() {
         Queue<String> q = sluice.queue("discard", String.class);
         long id = q.enqueue("x");
-        assertThat(q.claim(1).get(0).discard("customer deleted")).isTrue();
+        assertThat(q.claim(1).get(0).terminal("customer deleted")).isTrue();
         assertThat(rows.dead(id)).satisfies(d -> {
             assertThat(d.get("reason")).isEqualTo("discarded");
             assertThat(d.get("last_error")).isEqualTo("customer deleted");
@@ -346,7 +346,7 @@ class ClaimTest {
                 .deadLetterRetention(Duration.ofHours(1)).build());
         List<Long> ids = q.enqueueBatch(List.of(NewJob.of("a"), NewJob.of("b"), NewJob.of("c"), NewJob.of("d")));
         for (JobHandle<String> h : q.claim(4)) {
-            h.discard("x");
+            h.terminal("x");
         }
         assertCode(ErrorCode.JOB_NOT_FOUND, () -> q.admin().purge(List.of(ids.get(0), 999_999L)));
         assertThat(q.admin().stats().dead()).as("a refused purge deletes nothing").isEqualTo(4);

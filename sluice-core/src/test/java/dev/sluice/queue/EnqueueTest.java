@@ -128,7 +128,7 @@ class EnqueueTest {
         assertThat(q.admin().job(next).orElseThrow().uniqueKey()).isEqualTo("report-2026-01");
 
         // Dead jobs free the key too.
-        assertThat(q.claim(1).get(0).discard("not needed")).isTrue();
+        assertThat(q.claim(1).get(0).terminal("not needed")).isTrue();
         assertThat(q.enqueue("f", EnqueueOptions.unique("report-2026-01"))).isNotEqualTo(next);
     }
 

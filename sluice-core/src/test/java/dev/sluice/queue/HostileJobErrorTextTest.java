@@ -62,7 +62,7 @@ class HostileJobErrorTextTest {
     void discardWithANulIsDeadWithTheCleanedReason() {
         Queue<String> q = sluice.queue("nul-discard", String.class);
         long id = q.enqueue("x");
-        assertThat(q.claim(1).get(0).discard("bad \u0000 payload")).isTrue();
+        assertThat(q.claim(1).get(0).terminal("bad \u0000 payload")).isTrue();
         assertThat(rows.job(id)).isNull();
         assertThat(rows.dead(id)).satisfies(d -> {
             assertThat(d.get("reason")).isEqualTo("discarded");

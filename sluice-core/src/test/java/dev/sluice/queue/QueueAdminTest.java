@@ -4,6 +4,7 @@ import static dev.sluice.queue.QueueFixture.assertCode;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.DeadJob;
+import dev.sluice.DeadReason;
 import dev.sluice.EnqueueOptions;
 import dev.sluice.ErrorCode;
 import dev.sluice.JobHandle;
@@ -40,7 +41,7 @@ class QueueAdminTest {
             q.enqueue("p" + i);
         }
         for (JobHandle<String> h : q.claim(n)) {
-            assertThat(h.discard("x")).isTrue();
+            assertThat(h.terminal("x")).isTrue();
         }
         return q.admin().deadLetters(null, 100).items().stream().map(DeadJob::id).toList();
     }
@@ -98,12 +99,12 @@ class QueueAdminTest {
         List<Long> plain = deadJobs(q, 3);
         // two dead jobs sharing a unique key: only the older one can come back
         long k1 = q.enqueue("k1", EnqueueOptions.builder().uniqueKey("k").build());
-        assertThat(q.claim(1).get(0).discard("x")).isTrue();
+        assertThat(q.claim(1).get(0).terminal("x")).isTrue();
         long k2 = q.enqueue("k2", EnqueueOptions.builder().uniqueKey("k").build());
-        assertThat(q.claim(1).get(0).discard("x")).isTrue();
+        assertThat(q.claim(1).get(0).terminal("x")).isTrue();
         // a dead job whose unique key a live job holds stays dead
         long held = q.enqueue("h1", EnqueueOptions.builder().uniqueKey("held").build());
-        assertThat(q.claim(1).get(0).discard("x")).isTrue();
+        assertThat(q.claim(1).get(0).terminal("x")).isTrue();
         long holder = q.enqueue("h2", EnqueueOptions.builder().uniqueKey("held").build());
 
         assertThat(q.admin().redriveAll()).isEqualTo(4);
@@ -126,5 +127,15 @@ class QueueAdminTest {
         assertCode(ErrorCode.JOB_NOT_FOUND, () -> q.purgeDead(List.of(ids.get(0))));
         assertThat(q.purgeDead()).isEqualTo(1);
         assertCode(ErrorCode.INVALID_QUEUE_OPTIONS, () -> q.revive((List<Long>) null));
+
+        // discard is the former name of terminal: the same dead letter, the same stored reason
+        Queue<String> other = sluice.queue("admin-alias-discard", String.class);
+        long id = other.enqueue("d");
+        assertThat(other.claim(1).get(0).discard("gone")).isTrue();
+        assertThat(other.admin().deadLetters(null, 10).items()).singleElement().satisfies(d -> {
+            assertThat(d.id()).isEqualTo(id);
+            assertThat(d.reason()).isEqualTo(DeadReason.DISCARDED);
+            assertThat(d.lastError()).isEqualTo("gone");
+        });
     }
 }

@@ -32,11 +32,11 @@ class QueueListingTest {
             // Claim order is run_at, id: the two oldest due jobs; fail the first one for good.
             List<JobHandle<String>> claimed = emails.claim(2);
             assertThat(claimed).hasSize(2);
-            claimed.get(0).discard("bad address");
+            claimed.get(0).terminal("bad address");
 
             Queue<byte[]> reports = sluice.queue("reports");
             reports.enqueue(new byte[] {1});
-            reports.claim(1).get(0).discard("gone");
+            reports.claim(1).get(0).terminal("gone");
             // A queue whose only job is dead is still listed.
 
             Queue<String> aaa = sluice.queue("aaa", String.class);

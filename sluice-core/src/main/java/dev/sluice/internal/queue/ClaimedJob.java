@@ -203,7 +203,7 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     }
 
     @Override
-    public boolean discard(String reason) {
+    public boolean terminal(String reason) {
         Objects.requireNonNull(reason, "reason");
         resolved = true;
         return store.settle(row.id(), row.token(), null, ErrorText.clean(reason), true) != JobStore.Settled.REFUSED;
