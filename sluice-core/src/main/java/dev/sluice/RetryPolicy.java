@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.runtime.Backoff;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -34,11 +35,11 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, double multi
 
     /**
      * The wait before the next delivery after {@code failedAttempts} failures (1 for the first), before
-     * jitter: {@code min(maxBackoff, initialBackoff * multiplier^(failedAttempts-1))}.
+     * jitter: {@code min(maxBackoff, initialBackoff * multiplier^(failedAttempts-1))} (the formula queues use too,
+     * with a multiplier of 2).
      */
     public Duration backoff(int failedAttempts) {
-        double nanos = initialBackoff.toNanos() * Math.pow(multiplier, Math.max(0, failedAttempts - 1));
-        return nanos >= maxBackoff.toNanos() ? maxBackoff : Duration.ofNanos((long) nanos);
+        return Backoff.wait(initialBackoff, multiplier, maxBackoff, failedAttempts);
     }
 
     public RetryPolicy withMaxAttempts(int n) {

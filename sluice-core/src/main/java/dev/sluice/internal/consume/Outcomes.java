@@ -1,5 +1,6 @@
 package dev.sluice.internal.consume;
 
+import dev.sluice.internal.runtime.Backoff;
 import dev.sluice.Outcome;
 import dev.sluice.RetryPolicy;
 import dev.sluice.internal.consume.RangeWork.OutcomeRow;
@@ -85,8 +86,7 @@ final class Outcomes {
 
     /** The backoff shortened by up to the policy's jitter fraction. */
     Duration jittered(Duration d) {
-        double factor = 1 - retry.jitter() * random.getAsDouble();
-        return Duration.ofNanos((long) (d.toNanos() * factor));
+        return Backoff.jittered(d, retry.jitter(), random.getAsDouble());
     }
 
     static double seconds(Duration d) {

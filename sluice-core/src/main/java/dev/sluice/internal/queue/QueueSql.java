@@ -1,5 +1,6 @@
 package dev.sluice.internal.queue;
 
+import dev.sluice.internal.runtime.Backoff;
 import dev.sluice.internal.jdbc.Identifiers;
 
 /**
@@ -41,9 +42,16 @@ final class QueueSql {
             + " visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns, dead_letter_retention_ns, attempts,"
             + " worker_id, claimed_at, unique_key, created_at";
 
-    /** The retry wait after a failed attempt: base × 2^(attempt-1), capped, minus up to 10 % jitter. */
-    private static final String BACKOFF = "make_interval(secs => LEAST(j.backoff_base_ns * power(2::float8,"
-            + " LEAST(GREATEST(j.attempts - 1, 0), 60)), j.backoff_max_ns::float8) * (1 - 0.1 * random()) / 1e9)";
+    /**
+     * The retry wait in seconds after a failed attempt, before jitter: {@code Backoff.queueWait} in SQL
+     * (base × 2^(attempt-1), capped), computed from the row because one statement settles or rescues many
+     * rows. {@code BackoffAgreementTest} checks it against the Java definition for attempts 1 to 30.
+     */
+    static final String BACKOFF_WAIT_SECONDS = "(LEAST(j.backoff_base_ns * power(" + Backoff.QUEUE_MULTIPLIER + "::float8,"
+            + " LEAST(GREATEST(j.attempts - 1, 0), 60)), j.backoff_max_ns::float8) / 1e9)";
+    /** That wait as an interval, minus up to {@code Backoff.QUEUE_JITTER} (10 %) jitter. */
+    static final String BACKOFF = "make_interval(secs => " + BACKOFF_WAIT_SECONDS + " * (1 - " + Backoff.QUEUE_JITTER
+            + " * random()))";
 
     private static final String RETENTION = "(g.dead_letter_retention_ns / 1000) * interval '1 microsecond'";
 
