@@ -152,7 +152,7 @@ public final class Queue<T> {
      * Claims up to {@code n} jobs that are due now, in the order {@code priority DESC, run_at, id}, skipping
      * jobs other workers are claiming ({@code FOR UPDATE SKIP LOCKED}). Each becomes processing until now +
      * its visibility timeout under a fresh claim token, with its attempt counted. The claim is its own short
-     * transaction — never part of a business transaction. Resolve each handle (ack, retry, fail, discard)
+     * transaction — never part of a business transaction. Resolve each handle (ack, retry, fail, terminal)
      * and {@link JobHandle#heartbeat()} it while working longer than the visibility timeout.
      *
      * @param n at most this many jobs (1 to 1000)

@@ -1,10 +1,10 @@
 package dev.sluice.internal.consume;
 
-import dev.sluice.internal.runtime.Backoff;
 import dev.sluice.Outcome;
 import dev.sluice.RetryPolicy;
 import dev.sluice.internal.consume.RangeWork.OutcomeRow;
 import dev.sluice.internal.jdbc.ErrorText;
+import dev.sluice.internal.runtime.Backoff;
 import java.time.Duration;
 import java.util.function.DoubleSupplier;
 

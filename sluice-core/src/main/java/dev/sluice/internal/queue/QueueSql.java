@@ -1,7 +1,7 @@
 package dev.sluice.internal.queue;
 
-import dev.sluice.internal.runtime.Backoff;
 import dev.sluice.internal.jdbc.Identifiers;
+import dev.sluice.internal.runtime.Backoff;
 
 /**
  * Every statement that touches {@code job} and {@code job_dead}, built once per schema. Table names
