@@ -188,8 +188,10 @@ public final class Queue<T> {
         Objects.requireNonNull(options, "options");
         JobStore store = store();
         java.util.concurrent.atomic.AtomicReference<Worker> self = new java.util.concurrent.atomic.AtomicReference<>();
+        // Built without starting anything (the session too is resolved at start): a closed client refuses it
+        // below (CLIENT_CLOSED) with no thread started.
         QueueWorker<T> w = new QueueWorker<>(store, name, serde, handler, options, this.options.visibilityTimeout(),
-                options.wakeups() ? sluice.session() : null, sluice.clientId(), () -> sluice.untrack(self.get()));
+                options.wakeups() ? sluice::session : null, sluice.clientId(), sluice.runtime(), () -> sluice.untrack(self.get()));
         self.set(w);
         try {
             sluice.track(w);

@@ -9,8 +9,12 @@ import java.util.concurrent.Executor;
  *
  * @param concurrency         handlers running at once; the worker claims only as many jobs as it has free
  *                            slots (default 8; 1 to 10000)
- * @param executor            where handlers run; {@code null} means platform threads owned by the worker
- *                            (pass e.g. a virtual-thread executor on Java 21+)
+ * @param executor            where handlers run; {@code null} means the client's shared handler threads
+ *                            ({@code Sluice.Builder.runtimeThreads}, 64 by default, shared by every consumption
+ *                            and worker of the client — so {@code concurrency} above that is reached only with
+ *                            an executor of your own, e.g. a virtual-thread executor on Java 21+). Either way at
+ *                            most {@code concurrency} handlers of this worker run at once (prefetched jobs wait
+ *                            their turn), and none of the executor's threads waits for a slot
  * @param pollInterval        the fallback poll while wake-ups are unavailable (LISTEN connection down, or
  *                            {@code wakeups} off) (default 1 s; at least 10 ms)
  * @param idleCheck           the safety re-check of an idle queue while wake-ups are healthy; an idle worker
@@ -65,7 +69,7 @@ public record WorkOptions(int concurrency, Executor executor, Duration pollInter
     }
 
     /**
-     * Concurrency 8, own threads, 1 s fallback poll, 30 s idle check, 30 s shutdown, 5 s maintenance, wake-ups
+     * Concurrency 8, the client's shared handler threads, 1 s fallback poll, 30 s idle check, 30 s shutdown, 5 s maintenance, wake-ups
      * on, no prefetch.
      */
     public static WorkOptions defaults() {
@@ -78,7 +82,7 @@ public record WorkOptions(int concurrency, Executor executor, Duration pollInter
         return new WorkOptions(n, executor, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, wakeups, prefetch);
     }
 
-    /** These options with another executor ({@code null}: the worker's own threads). */
+    /** These options with another executor ({@code null}: the client's shared handler threads). */
     public WorkOptions withExecutor(Executor e) {
         return new WorkOptions(concurrency, e, pollInterval, idleCheck, shutdownTimeout, maintenanceInterval, wakeups, prefetch);
     }

@@ -6,7 +6,11 @@ import dev.sluice.Serde;
 import dev.sluice.SluiceException;
 import dev.sluice.WorkOptions;
 import dev.sluice.Worker;
+import dev.sluice.internal.jdbc.SqlErrors;
 import dev.sluice.internal.notify.ClientSession;
+import dev.sluice.internal.runtime.BoundedExecutor;
+import dev.sluice.internal.runtime.ClientRuntime;
+import dev.sluice.internal.runtime.PollLoop;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,10 +18,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,15 +28,23 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running worker of a queue: the claim loop (one claim round trip fetches jobs for every free slot
- * plus the prefetch), the handler executor, the completer (acks batched into one statement per batch,
- * {@link JobCompleter}), the heartbeat thread ({@link Heartbeats}: each claim is extended every third of
+ * plus the prefetch), the handlers, the completer (acks batched into one statement per batch,
+ * {@link JobCompleter}), the heartbeats ({@link Heartbeats}: each claim is extended every third of
  * its stamped visibility timeout, batched into one statement; jobs that finish faster never cost one), the
  * maintenance tick, and the drain on close. No database connection is held while a handler runs. See docs/queues.md.
+ *
+ * <p>Nothing here owns a thread: the loops are {@link PollLoop}s on the client's shared scheduler and the
+ * handlers run on its shared handler pool (or {@link WorkOptions#executor()}), at most {@code concurrency}
+ * at once through a {@link BoundedExecutor}; threads do not grow with the number of workers.
  */
 public final class QueueWorker<T> implements Worker {
     private static final Logger log = LoggerFactory.getLogger(QueueWorker.class);
     /** The shortest wait of an idle loop: a due job that another claimer holds locked is taken within it. */
     private static final long MIN_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(25);
+    /** The wait of a loop with no free slot: a finishing handler or a flushed ack batch wakes it. */
+    private static final long FULL_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /** The wait of the helper while the queue is not busy: the first loop wakes it when it is. */
+    private static final long HELPER_IDLE_NANOS = TimeUnit.HOURS.toNanos(1);
     private static final int MAX_CLAIM = 1_000;
     /** Claim loops of a prefetching worker: the first, and helpers that run while the queue is busy. */
     private static final int CLAIMERS = 2;
@@ -45,7 +54,9 @@ public final class QueueWorker<T> implements Worker {
     private final Serde<T> serde;
     private final JobHandler<T> handler;
     private final WorkOptions o;
-    private final ClientSession session;
+    /** The client's session (wake-ups), resolved at {@link #start()}; null without wake-ups. */
+    private final java.util.function.Supplier<ClientSession> sessions;
+    private volatile ClientSession session;
     private final String workerId;
     private final Runnable onClose;
     /** Claimed jobs held by this worker: waiting for a slot (prefetched) or running. */
@@ -54,88 +65,88 @@ public final class QueueWorker<T> implements Worker {
     private final Map<Long, JobStore.Claimed> deferred = new ConcurrentHashMap<>();
     private final JobCompleter completer;
     private final int capacity;
-    /** Handler permits when the executor is the caller's and jobs are prefetched; null otherwise. */
-    private final java.util.concurrent.Semaphore slots;
 
-    private final Thread loop;
+    /** The claim loop, on the client's shared scheduler. */
+    private final PollLoop loop;
     /**
-     * Further claimers, active only while the queue is busy (the last claim came back full): they keep
-     * claim round trips in flight while the first one's jobs are handed out, so a busy worker is not bound
-     * by one claim's latency. They sleep while the queue is idle, so idle costs what one loop costs.
+     * A further claimer (prefetching workers only; null otherwise), active only while the queue is busy (the
+     * last claim came back full): it keeps a claim round trip in flight while the first one's jobs are handed
+     * out, so a busy worker is not bound by one claim's latency. It waits while the queue is idle, so idle
+     * costs what one loop costs.
      */
-    private final List<Thread> helpers;
+    private final PollLoop helper;
+    /** The maintenance tick (null when {@link WorkOptions#maintenanceInterval()} is zero). */
+    private final PollLoop maintenance;
     /** Jobs asked for by claims in flight: counted as held, so two claimers never overshoot the capacity. */
     private final AtomicInteger reserved = new AtomicInteger();
     /** Where the claims start their scans (shared by the claim loops). */
     private final ClaimHints hints = new ClaimHints();
     private volatile boolean busy;
+    /** The first loop's last claim came back short: a finishing handler does not wake it (only a wake-up does). */
+    private volatile boolean idle;
     private final Heartbeats<T> heartbeats;
-    private final ExecutorService ownExecutor;
+    /** The handlers: at most {@code concurrency} at once on the client's handler pool or the caller's executor. */
     private final Executor executor;
-    private final ScheduledExecutorService maintenance;
     private volatile AutoCloseable wakeRegistration;
     private volatile boolean running = true;
-    private volatile boolean wakeFlag;
     private volatile boolean closed;
+    private boolean started;
     private volatile long lastWarn;
+    /** The first loop's pause after a failed claim (loop runs only). */
+    private long errorBackoffMillis = 100;
 
-    /** A worker that is not started yet ({@link #start()}); {@code session} is null without wake-ups. */
+    /**
+     * A worker that is not started yet ({@link #start()}): nothing runs and no thread starts until then.
+     * {@code sessions} is null without wake-ups.
+     */
     public QueueWorker(JobStore store, String queue, Serde<T> serde, JobHandler<T> handler, WorkOptions o,
-                       Duration defaultVisibility, ClientSession session, String clientId, Runnable onClose) {
+                       Duration defaultVisibility, java.util.function.Supplier<ClientSession> sessions, String clientId,
+                       ClientRuntime runtime, Runnable onClose) {
         this.store = store;
         this.queue = queue;
         this.serde = serde;
         this.handler = handler;
         this.o = o;
-        this.session = session;
+        this.sessions = sessions;
         this.workerId = clientId + "/" + queue + "/" + UUID.randomUUID().toString().substring(0, 8);
         this.onClose = onClose;
         this.capacity = o.concurrency() + o.prefetch();
-        // A caller's executor may run any number of tasks at once (virtual threads): prefetched jobs then
-        // wait for one of `concurrency` permits, so no more handlers run at once than asked for.
-        this.slots = o.executor() == null || o.prefetch() == 0 ? null : new java.util.concurrent.Semaphore(o.concurrency());
-        if (o.executor() == null) {
-            AtomicInteger n = new AtomicInteger();
-            this.ownExecutor = Executors.newFixedThreadPool(o.concurrency(),
-                    r -> daemon(r, "sluice-job-" + queue + "-" + n.incrementAndGet()));
-            this.executor = ownExecutor;
-        } else {
-            this.ownExecutor = null;
-            this.executor = o.executor();
-        }
-        this.maintenance = o.maintenanceInterval().isZero() ? null
-                : Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "sluice-queue-maintenance-" + queue));
-        this.loop = daemon(() -> loop(true), "sluice-worker-" + queue);
-        List<Thread> hs = new ArrayList<>();
-        for (int i = 1; o.prefetch() > 0 && i < CLAIMERS; i++) {
-            hs.add(daemon(() -> loop(false), "sluice-worker-helper-" + queue));
-        }
-        this.helpers = List.copyOf(hs);
-        this.heartbeats = new Heartbeats<>(store, queue, inflight, this::warn);
-        this.completer = new JobCompleter(store, queue, this::slotsFreed);
+        // Prefetched jobs wait in the bounded executor's queue, so no more handlers run at once than asked
+        // for, on any executor (a caller's may run any number of tasks at once: virtual threads).
+        this.executor = new BoundedExecutor(o.executor() == null ? runtime.handlers() : o.executor(), o.concurrency());
+        long every = o.maintenanceInterval().toNanos();
+        this.maintenance = every == 0 ? null : runtime.loop("queue maintenance " + queue, () -> {
+            maintain();
+            return every;
+        }, SqlErrors::maxPollBackoffMillis);
+        this.loop = runtime.loop("worker " + queue, () -> claimPoll(true), SqlErrors::maxPollBackoffMillis);
+        this.helper = o.prefetch() > 0 && CLAIMERS > 1
+                ? runtime.loop("worker helper " + queue, () -> claimPoll(false), SqlErrors::maxPollBackoffMillis) : null;
+        this.heartbeats = new Heartbeats<>(store, queue, inflight, this::warn, runtime.scheduler());
+        this.completer = new JobCompleter(store, queue, this::slotsFreed, runtime.scheduler());
     }
 
-    private static Thread daemon(Runnable r, String name) {
-        Thread t = new Thread(r, name);
-        t.setDaemon(true);
-        return t;
-    }
-
-    /** Starts the threads (after the client tracks the worker, so a closed client never leaks them). */
-    public void start() {
-        if (session != null) {
-            wakeRegistration = session.onWake(JobStore.wakeKey(queue), this::wake);
+    /** Starts the loops (after the client tracks the worker, so a closed client never starts anything); idempotent. */
+    public synchronized void start() {
+        if (started || closed) {
+            return;
+        }
+        started = true;
+        ClientSession s = sessions == null ? null : sessions.get();
+        this.session = s;
+        if (s != null) {
+            wakeRegistration = s.onWake(JobStore.wakeKey(queue), this::wake);
         }
         if (maintenance != null) {
-            long every = o.maintenanceInterval().toMillis();
             // A random first delay spreads the ticks of workers started together.
-            maintenance.scheduleWithFixedDelay(this::maintain, ThreadLocalRandom.current().nextLong(every + 1), every,
-                    TimeUnit.MILLISECONDS);
+            maintenance.start(ThreadLocalRandom.current().nextLong(o.maintenanceInterval().toNanos() + 1));
         }
         completer.start();
         heartbeats.start();
         loop.start();
-        helpers.forEach(Thread::start);
+        if (helper != null) {
+            helper.start(HELPER_IDLE_NANOS);
+        }
     }
 
     @Override
@@ -155,9 +166,10 @@ public final class QueueWorker<T> implements Worker {
 
     // ------------------------------------------------------------------ claim loop
 
+    /** A wake-up (a job was enqueued): the first loop claims at once. */
     private void wake() {
-        wakeFlag = true;
-        LockSupport.unpark(loop);
+        idle = false;
+        loop.wake();
     }
 
     /** How many jobs a claim should ask for now, or 0 when the claimers should wait. */
@@ -177,65 +189,74 @@ public final class QueueWorker<T> implements Worker {
     /** A handler finished or acks were written: wake the claimers if they can claim again. */
     private void slotsFreed() {
         if (wanted() > 0) {
-            LockSupport.unpark(loop);
-            if (busy) {
-                helpers.forEach(LockSupport::unpark);
+            if (!idle) {
+                loop.wake();
+            }
+            if (busy && helper != null) {
+                helper.wake();
             }
         }
     }
 
-    private void loop(boolean first) {
-        long errorBackoff = 100;
-        while (running) {
-            try {
-                if (!first && !busy) {
-                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(500));
-                    continue;
-                }
-                int n = wanted();
-                if (n <= 0) {
-                    // A finishing handler or a flushed ack batch unparks us (a permit that came first is kept).
-                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(500));
-                    continue;
-                }
-                reserved.addAndGet(n);
-                List<JobStore.Claimed> got;
-                try {
-                    if (first) {
-                        wakeFlag = false;
-                    }
-                    got = store.claim(queue, n, workerId, hints.next());
-                    hints.claimed(got, n);
-                    if (!running) {
-                        // Closed while claiming: give these back at once, uncounted.
-                        releaseClaims(got);
-                        break;
-                    }
-                    for (JobStore.Claimed c : got) {
-                        begin(c);
-                    }
-                } finally {
-                    reserved.addAndGet(-n);
-                }
-                errorBackoff = 100;
-                if (got.size() < n) {
-                    busy = false;
-                    if (first) {
-                        park(idleWait());
-                    }
-                } else if (first && !busy && !helpers.isEmpty()) {
-                    busy = true;
-                    helpers.forEach(LockSupport::unpark);
-                }
-            } catch (RuntimeException e) {
-                warn("worker loop error; retrying", e);
+    /**
+     * One run of a claim loop ({@code first}: the worker's loop; otherwise the helper, which claims only while
+     * the queue is busy): claims for the free slots and hands the jobs out; returns the wait before the next run.
+     */
+    private long claimPoll(boolean first) {
+        if (!running) {
+            return HELPER_IDLE_NANOS;
+        }
+        if (first) {
+            idle = false;
+        } else if (!busy) {
+            return HELPER_IDLE_NANOS;
+        }
+        int n = wanted();
+        if (n <= 0) {
+            return FULL_WAIT_NANOS; // a finishing handler or a flushed ack batch wakes us
+        }
+        reserved.addAndGet(n);
+        List<JobStore.Claimed> got;
+        long wait = 0;
+        try {
+            got = store.claim(queue, n, workerId, hints.next());
+            hints.claimed(got, n);
+            if (!running) {
+                // Closed while claiming: give these back at once, uncounted.
+                releaseClaims(got);
+                return HELPER_IDLE_NANOS;
+            }
+            for (JobStore.Claimed c : got) {
+                begin(c);
+            }
+            if (got.size() < n) {
                 busy = false;
                 if (first) {
-                    park(TimeUnit.MILLISECONDS.toNanos(errorBackoff));
-                    errorBackoff = Math.min(dev.sluice.internal.jdbc.SqlErrors.maxPollBackoffMillis(e), errorBackoff * 2);
+                    wait = idleWait();
+                    idle = true;
                 }
             }
+            errorBackoffMillis = 100;
+        } catch (RuntimeException e) {
+            warn("worker loop error; retrying", e);
+            busy = false;
+            if (!first) {
+                return HELPER_IDLE_NANOS;
+            }
+            long backoff = errorBackoffMillis;
+            errorBackoffMillis = Math.min(SqlErrors.maxPollBackoffMillis(e), errorBackoffMillis * 2);
+            return TimeUnit.MILLISECONDS.toNanos(backoff);
+        } finally {
+            reserved.addAndGet(-n);
         }
+        if (got.size() < n) {
+            return first ? wait : HELPER_IDLE_NANOS;
+        }
+        if (first && !busy && helper != null) {
+            busy = true;
+            helper.wake();
+        }
+        return 0;
     }
 
     private void releaseClaims(List<JobStore.Claimed> claims) {
@@ -266,17 +287,6 @@ public final class QueueWorker<T> implements Worker {
         return wait;
     }
 
-    private void park(long nanos) {
-        long deadline = System.nanoTime() + nanos;
-        while (running && !wakeFlag) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            LockSupport.parkNanos(this, left);
-        }
-    }
-
     private void begin(JobStore.Claimed c) {
         if (inflight.containsKey(c.id())) {
             // Our earlier claim of this job expired and we claimed it again while its handler still runs:
@@ -302,24 +312,7 @@ public final class QueueWorker<T> implements Worker {
 
     private void run(RunningJob<T> r) {
         ClaimedJob<T> h = r.handle;
-        if (slots != null) {
-            try {
-                slots.acquire();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                if (r.taken.compareAndSet(false, true)) {
-                    // The executor is shutting down: give the job back rather than hold its claim.
-                    inflight.remove(h.id());
-                    h.markResolved();
-                    releaseClaims(List.of(h.row()));
-                }
-                return;
-            }
-        }
         if (!r.taken.compareAndSet(false, true)) {
-            if (slots != null) {
-                slots.release();
-            }
             return; // the drain took it (and gives it back)
         }
         try {
@@ -358,9 +351,6 @@ public final class QueueWorker<T> implements Worker {
                 }
             }
         } finally {
-            if (slots != null) {
-                slots.release();
-            }
             inflight.remove(h.id());
             JobStore.Claimed again = deferred.remove(h.id());
             if (again != null && running) {
@@ -406,20 +396,13 @@ public final class QueueWorker<T> implements Worker {
         }
         closed = true;
         running = false;
-        List<Thread> claimers = new ArrayList<>(helpers);
-        claimers.add(loop);
-        for (Thread t : claimers) {
-            if (t.isAlive()) {
-                LockSupport.unpark(t);
-                try {
-                    t.join(10_000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
+        // Waits for a claim in progress (which gives back what it claimed once it sees the worker stopping).
+        loop.close();
+        if (helper != null) {
+            helper.close();
         }
         if (maintenance != null) {
-            maintenance.shutdownNow();
+            maintenance.close();
         }
         // Prefetched jobs no handler has started: back at once, uncounted, in one statement.
         releaseUnstarted();
@@ -444,9 +427,6 @@ public final class QueueWorker<T> implements Worker {
         // Every ack the finished handlers queued is written before close returns.
         completer.close();
         heartbeats.stop();
-        if (ownExecutor != null) {
-            ownExecutor.shutdownNow();
-        }
         AutoCloseable wake = wakeRegistration;
         if (wake != null) {
             try {
