@@ -5,7 +5,6 @@ import dev.sluice.internal.queue.ClaimedJob;
 import dev.sluice.internal.queue.EncodedJob;
 import dev.sluice.internal.queue.JobEncoder;
 import dev.sluice.internal.queue.JobStore;
-import dev.sluice.internal.queue.QueueWorker;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -186,21 +185,8 @@ public final class Queue<T> {
     public Worker work(JobHandler<T> handler, WorkOptions options) {
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(options, "options");
-        JobStore store = store();
-        java.util.concurrent.atomic.AtomicReference<Worker> self = new java.util.concurrent.atomic.AtomicReference<>();
-        // Built without starting anything (the session too is resolved at start): a closed client refuses it
-        // below (CLIENT_CLOSED) with no thread started.
-        QueueWorker<T> w = new QueueWorker<>(store, name, serde, handler, options, this.options.visibilityTimeout(),
-                options.wakeups() ? sluice::session : null, sluice.clientId(), sluice.runtime(), () -> sluice.untrack(self.get()));
-        self.set(w);
-        try {
-            sluice.track(w);
-        } catch (SluiceException e) {
-            w.close();
-            throw e;
-        }
-        w.start();
-        return w;
+        Names.validate("queue", name);
+        return sluice.engine().work(name, serde, handler, options, this.options.visibilityTimeout());
     }
 
     /** The operator actions of this queue: maintenance, inspection and dead letters (no I/O). */

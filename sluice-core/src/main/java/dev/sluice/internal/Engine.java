@@ -253,6 +253,23 @@ public final class Engine implements AutoCloseable {
         return consumer;
     }
 
+    /**
+     * Starts a queue worker: built without starting anything (the session too is resolved at start), tracked
+     * (refused with {@link ErrorCode#CLIENT_CLOSED} once the client is closed, nothing started), then started
+     * on the shared runtime.
+     */
+    public <T> dev.sluice.Worker work(String queue, dev.sluice.Serde<T> serde, dev.sluice.JobHandler<T> handler,
+                                      dev.sluice.WorkOptions options, java.time.Duration defaultVisibility) {
+        requireControlPlane();
+        java.util.concurrent.atomic.AtomicReference<dev.sluice.Worker> self = new java.util.concurrent.atomic.AtomicReference<>();
+        dev.sluice.internal.queue.QueueWorker<T> w = new dev.sluice.internal.queue.QueueWorker<>(jobStore, queue, serde, handler,
+                options, defaultVisibility, options.wakeups() ? this::session : null, clientId, runtime, () -> untrack(self.get()));
+        self.set(w);
+        track(w); // closes w again when refused
+        w.start();
+        return w;
+    }
+
     /** The payload type's schema version ({@link dev.sluice.SchemaVersion}, 1 without it). */
     private static int schemaVersionOf(Class<?> type) {
         dev.sluice.SchemaVersion v = type.getAnnotation(dev.sluice.SchemaVersion.class);

@@ -321,7 +321,7 @@ public final class QueueWorker<T> implements Worker {
             } catch (SluiceException e) {
                 if (e.code() == ErrorCode.PAYLOAD_NOT_DECODABLE) {
                     // Retrying cannot make the bytes decode: dead at once, with the reason.
-                    h.discard("undecodable payload: " + e.problem());
+                    h.terminal("undecodable payload: " + e.problem());
                     return;
                 }
                 throw e;
