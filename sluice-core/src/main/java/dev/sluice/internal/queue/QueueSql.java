@@ -318,12 +318,9 @@ final class QueueSql {
                 SELECT id FROM %1$s WHERE purge_after <= now() ORDER BY purge_after LIMIT ? FOR UPDATE SKIP LOCKED))
             """.formatted(jobDead);
 
-        // Dead jobs back to pending, in one statement (for several ids the caller's transaction decides all
-        // or nothing). Attempts reset, due now, no expiry; the id and stamps are kept.
-        // Parameters: queue, ids, channel. Returns the revived ids.
-        this.reviveAll = """
-            WITH gone AS (
-                DELETE FROM %2$s WHERE queue = ? AND id = ANY(?::bigint[]) RETURNING *),
+        // The tail of both redrives: the deleted dead rows ("gone") back into the job table as pending, attempts
+        // reset, due now, no expiry, id and stamps kept; one wake-up for the queue. Returns the redriven ids.
+        String revivedBack = """
             back AS (
                 INSERT INTO %1$s (id, queue, payload, content_type, headers, priority, run_at, expires_at,
                                   visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
@@ -339,6 +336,14 @@ final class QueueSql {
             SELECT b.id FROM back b LEFT JOIN woke ON true
             """.formatted(job, jobDead, WAKE_PREFIX);
 
+        // Dead jobs back to pending, in one statement (for several ids the caller's transaction decides all
+        // or nothing). Attempts reset, due now, no expiry; the id and stamps are kept.
+        // Parameters: queue, ids, channel. Returns the revived ids.
+        this.reviveAll = """
+            WITH gone AS (
+                DELETE FROM %2$s WHERE queue = ? AND id = ANY(?::bigint[]) RETURNING *),
+            """.formatted(job, jobDead) + revivedBack;
+
         // An operator's redrive of every dead job of a queue, a batch at a time (each its own transaction),
         // repeated until none moves. A dead job whose unique key a live job holds, or an older dead job of the
         // queue holds too, is left dead (so a batch never violates job_unique_key_idx). Otherwise as reviveAll.
@@ -353,20 +358,7 @@ final class QueueSql {
                                AND NOT EXISTS (SELECT 1 FROM %2$s o
                                                WHERE o.queue = d.queue AND o.unique_key = d.unique_key AND o.id < d.id)))
                     ORDER BY d.id LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING *),
-            back AS (
-                INSERT INTO %1$s (id, queue, payload, content_type, headers, priority, run_at, expires_at,
-                                  visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
-                                  dead_letter_retention_ns, attempts, state, worker_id, claimed_at, last_error,
-                                  unique_key, created_at, updated_at)
-                SELECT id, queue, payload, content_type, headers, priority, now(), NULL,
-                       visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
-                       dead_letter_retention_ns, 0, 'pending', worker_id, claimed_at, last_error,
-                       unique_key, created_at, now()
-                FROM gone
-                RETURNING id, queue),
-            woke AS (SELECT pg_notify(?, '%3$s' || min(queue)) FROM back HAVING count(*) > 0)
-            SELECT b.id FROM back b LEFT JOIN woke ON true
-            """.formatted(job, jobDead, WAKE_PREFIX);
+            """.formatted(job, jobDead) + revivedBack;
 
         // An operator's purge of dead jobs: these ids (parameters: queue, ids; returns the deleted ids), or a batch of the queue's
         // dead jobs at a time, repeated until none is left (parameters: queue, batch).
