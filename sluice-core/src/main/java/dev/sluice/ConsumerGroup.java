@@ -34,12 +34,12 @@ public final class ConsumerGroup<T> {
     }
 
     private GroupRegistry catalog() {
-        return sluice.groupRegistry();
+        return sluice.engine().groupRegistry();
     }
 
     /** The operator statements (for {@link GroupAdmin}). */
     GroupOperations operations() {
-        return sluice.groupOperations();
+        return sluice.engine().groupOperations();
     }
 
     /** Registers the group with the defaults; see {@link #register(GroupConfig)}. */

@@ -46,8 +46,8 @@ public final class Lock {
     public Optional<LockHandle> tryAcquire(Duration ttl) {
         Names.validate("lock", name);
         LockStore.checkTtl(Objects.requireNonNull(ttl, "ttl"));
-        sluice.requireControlPlane();
-        return sluice.lockStore().tryAcquire(name, sluice.clientId(), ttl);
+        sluice.engine().requireControlPlane();
+        return sluice.engine().lockStore().tryAcquire(name, sluice.clientId(), ttl);
     }
 
     @Override

@@ -75,8 +75,8 @@ public final class Queue<T> {
     /** The job store, after checking the name (also for {@link QueueAdmin}). */
     JobStore store() {
         Names.validate("queue", name);
-        sluice.requireControlPlane();
-        return sluice.jobStore();
+        sluice.engine().requireControlPlane();
+        return sluice.engine().jobStore();
     }
 
     /** Enqueues one job without options; see {@link #enqueue(Object, EnqueueOptions)}. */
@@ -97,7 +97,7 @@ public final class Queue<T> {
     public long enqueue(T payload, EnqueueOptions options) {
         EncodedJob job = encoder.encode(payload, options);
         long id = store().enqueue(name, List.of(job)).get(0);
-        sluice.enqueuedLocally(name);
+        sluice.engine().enqueuedLocally(name);
         return id;
     }
 
@@ -121,7 +121,7 @@ public final class Queue<T> {
             return List.of();
         }
         List<Long> ids = store().enqueue(name, encoded);
-        sluice.enqueuedLocally(name);
+        sluice.engine().enqueuedLocally(name);
         return ids;
     }
 

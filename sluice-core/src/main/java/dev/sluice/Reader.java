@@ -44,7 +44,7 @@ public final class Reader {
     /** The saved offset (the next id to read), or 0 when none was saved. */
     public long offset() {
         Names.validate("reader", name);
-        return sluice.readerOffsets().readerOffset(stream.name(), name);
+        return sluice.engine().readerOffsets().readerOffset(stream.name(), name);
     }
 
     /** Saves {@code offset} (the next id to read) unless a higher one is saved already; returns the stored offset. */
@@ -53,6 +53,6 @@ public final class Reader {
         if (offset < 0) {
             throw new SluiceException(ErrorCode.INVALID_CONFIG, "an offset must not be negative (got " + offset + ")");
         }
-        return sluice.readerOffsets().saveReaderOffset(stream.name(), name, offset);
+        return sluice.engine().readerOffsets().saveReaderOffset(stream.name(), name, offset);
     }
 }

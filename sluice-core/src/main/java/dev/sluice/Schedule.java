@@ -45,12 +45,12 @@ public final class Schedule {
     public ScheduleInfo register(ScheduleSpec spec) {
         Objects.requireNonNull(spec, "spec");
         Names.validate("schedule", name);
-        return sluice.scheduleStore().register(name, spec, sluice.migrate());
+        return sluice.engine().scheduleStore().register(name, spec, sluice.migrate());
     }
 
     /** The schedule as stored, or empty when it does not exist. */
     public Optional<ScheduleInfo> get() {
-        return sluice.scheduleStore().get(name);
+        return sluice.engine().scheduleStore().get(name);
     }
 
     /**
@@ -59,7 +59,7 @@ public final class Schedule {
      * @throws SluiceException {@link ErrorCode#SCHEDULE_NOT_FOUND}
      */
     public ScheduleInfo suspend() {
-        return sluice.scheduleStore().suspend(name);
+        return sluice.engine().scheduleStore().suspend(name);
     }
 
     /**
@@ -69,7 +69,7 @@ public final class Schedule {
      * @throws SluiceException {@link ErrorCode#SCHEDULE_NOT_FOUND}
      */
     public ScheduleInfo resume() {
-        return sluice.scheduleStore().resume(name);
+        return sluice.engine().scheduleStore().resume(name);
     }
 
     /**
@@ -81,7 +81,7 @@ public final class Schedule {
      *                         {@link ErrorCode#STREAM_NOT_FOUND}
      */
     public ScheduleFire runNow() {
-        return sluice.scheduleStore().runNow(name);
+        return sluice.engine().scheduleStore().runNow(name);
     }
 
     /**
@@ -90,7 +90,7 @@ public final class Schedule {
      * @throws SluiceException {@link ErrorCode#SCHEDULE_NOT_FOUND}
      */
     public void destroy() {
-        sluice.scheduleStore().destroy(name);
+        sluice.engine().scheduleStore().destroy(name);
     }
 
     @Override

@@ -1,13 +1,8 @@
 package dev.sluice;
 
-import dev.sluice.internal.catalog.MigrationAdmin;
 import dev.sluice.internal.catalog.Names;
-import dev.sluice.internal.catalog.StreamCatalog;
-import dev.sluice.internal.catalog.SystemCatalog;
 import dev.sluice.internal.jdbc.DatabaseUrls;
-import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.jdbc.Identifiers;
-import dev.sluice.internal.schema.Migrator;
 import dev.sluice.internal.schema.SchemaSteps;
 import java.util.List;
 import java.util.Objects;
@@ -120,14 +115,7 @@ public final class Sluice implements AutoCloseable {
         Names.validate("lock", name);
         Objects.requireNonNull(ttl, "ttl");
         Objects.requireNonNull(listener, "listener");
-        java.util.concurrent.atomic.AtomicReference<Leadership> self = new java.util.concurrent.atomic.AtomicReference<>();
-        dev.sluice.internal.lock.LeaderElection election = new dev.sluice.internal.lock.LeaderElection(engine.lockStore(), name,
-                clientId, ttl, listener, () -> untrack(self.get()));
-        self.set(election);
-        requireControlPlane();
-        track(election);
-        election.start();
-        return election;
+        return engine.lead(name, ttl, listener);
     }
 
     /** A handle on a named schedule (no I/O, cannot fail); see {@link Schedule}. */
@@ -150,19 +138,12 @@ public final class Sluice implements AutoCloseable {
      *                         when it needs {@code sluice migrate up}
      */
     public ScheduleRunner runSchedules() {
-        requireControlPlane();
-        java.util.concurrent.atomic.AtomicReference<ScheduleRunner> self = new java.util.concurrent.atomic.AtomicReference<>();
-        dev.sluice.internal.schedule.ScheduleLoop loop = new dev.sluice.internal.schedule.ScheduleLoop(engine.scheduleStore(),
-                session(), schema, () -> untrack(self.get()));
-        self.set(loop);
-        track(loop);
-        loop.start();
-        return loop;
+        return engine.runSchedules();
     }
 
     /** Every stream of the schema, by name; empty when the control plane is not installed. */
     public List<StreamInfo> streams() {
-        return streamCatalog().list();
+        return engine.streamCatalog().list();
     }
 
     /**
@@ -188,78 +169,9 @@ public final class Sluice implements AutoCloseable {
         return engine;
     }
 
-    SystemCatalog systemCatalog() {
-        return engine.systemCatalog();
-    }
-
-    StreamCatalog streamCatalog() {
-        return engine.streamCatalog();
-    }
-
-    Db db() {
-        return engine.db();
-    }
-
-    dev.sluice.internal.consume.GroupRegistry groupRegistry() {
-        return engine.groupRegistry();
-    }
-
-    dev.sluice.internal.consume.GroupOperations groupOperations() {
-        return engine.groupOperations();
-    }
-
-    dev.sluice.internal.consume.ReaderOffsets readerOffsets() {
-        return engine.readerOffsets();
-    }
-
-    dev.sluice.internal.queue.JobStore jobStore() {
-        return engine.jobStore();
-    }
-
-    dev.sluice.internal.lock.LockStore lockStore() {
-        return engine.lockStore();
-    }
-
-    dev.sluice.internal.schedule.ScheduleStore scheduleStore() {
-        return engine.scheduleStore();
-    }
-
-    void requireControlPlane() {
-        engine.requireControlPlane();
-    }
-
-    void committedLocally(long streamId) {
-        engine.committedLocally(streamId);
-    }
-
-    void enqueuedLocally(String queue) {
-        engine.enqueuedLocally(queue);
-    }
-
-    dev.sluice.internal.notify.ClientSession session() {
-        return engine.session();
-    }
-
-    /** Tracks a built part before it starts ({@link dev.sluice.internal.Engine#track}). */
-    void track(AutoCloseable resource) {
-        engine.track(resource);
-    }
-
-    void untrack(AutoCloseable resource) {
-        engine.untrack(resource);
-    }
-
     /** How many started parts the client holds (for tests). */
     int tracked() {
         return engine.tracked();
-    }
-
-    dev.sluice.internal.runtime.ClientRuntime runtime() {
-        return engine.runtime();
-    }
-
-    java.util.concurrent.Executor maintenance() {
-        return engine.maintenance();
     }
 
     /**

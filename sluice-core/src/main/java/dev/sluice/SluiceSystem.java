@@ -16,11 +16,11 @@ public final class SluiceSystem {
      * advisory lock serializes them; exactly one set of tables is created).
      */
     public SystemInfo register() {
-        return sluice.systemCatalog().register(sluice.migrate());
+        return sluice.engine().systemCatalog().register(sluice.migrate());
     }
 
     /** The installed control plane, or empty when the schema has none. */
     public Optional<SystemInfo> get() {
-        return sluice.systemCatalog().get();
+        return sluice.engine().systemCatalog().get();
     }
 }

@@ -50,7 +50,7 @@ public final class Stream<T> {
      */
     public StreamInfo register(StreamConfig config) {
         java.util.Objects.requireNonNull(config, "config");
-        return sluice.streamCatalog().register(name, config, sluice.migrate());
+        return sluice.engine().streamCatalog().register(name, config, sluice.migrate());
     }
 
     /** The most partitions {@link #extendPartitions(int)} creates ahead of the head in one call. */
@@ -75,12 +75,12 @@ public final class Stream<T> {
             throw new SluiceException(ErrorCode.INVALID_CONFIG, "partitionsAhead must be between 1 and "
                     + MAX_PARTITIONS_AHEAD + " (got " + partitionsAhead + ")");
         }
-        return sluice.streamCatalog().extendPartitions(name, partitionsAhead);
+        return sluice.engine().streamCatalog().extendPartitions(name, partitionsAhead);
     }
 
     /** The stream as stored, or empty when it does not exist. */
     public Optional<StreamInfo> get() {
-        return sluice.streamCatalog().get(name);
+        return sluice.engine().streamCatalog().get(name);
     }
 
     /**
@@ -90,7 +90,7 @@ public final class Stream<T> {
      * @throws SluiceException {@link ErrorCode#STREAM_NOT_FOUND}, {@link ErrorCode#STREAM_NAME_TAKEN}, {@link ErrorCode#INVALID_NAME}
      */
     public StreamInfo rename(String newName) {
-        return sluice.streamCatalog().rename(name, newName);
+        return sluice.engine().streamCatalog().rename(name, newName);
     }
 
     /**
@@ -107,7 +107,7 @@ public final class Stream<T> {
             throw new SluiceException(ErrorCode.DESTROY_NOT_ALLOWED, "this client may not destroy stream '" + name
                     + "'; build it with allowDestroy(true)");
         }
-        sluice.streamCatalog().destroy(name, force);
+        sluice.engine().streamCatalog().destroy(name, force);
     }
 
     /** A handle on a consumer group of this stream (no I/O, cannot fail). */
@@ -118,7 +118,7 @@ public final class Stream<T> {
     /** Every consumer group of this stream with its progress, by name. */
     public java.util.List<GroupInfo> consumerGroups() {
         Names.validate("stream", name);
-        return sluice.groupRegistry().list(name);
+        return sluice.engine().groupRegistry().list(name);
     }
 
     /** A simple offset-tracked reader (for users who manage their own progress); see {@link Reader}. */
@@ -137,18 +137,7 @@ public final class Stream<T> {
      */
     public Producer<T> producer(ProducerConfig config) {
         java.util.Objects.requireNonNull(config, "config");
-        java.util.concurrent.atomic.AtomicReference<Producer<T>> self = new java.util.concurrent.atomic.AtomicReference<>();
-        Producer<T> p = new dev.sluice.internal.produce.DefaultProducer<>(sluice.db(), sluice.streamCatalog(),
-                sluice.schema(), name, payloadType, config, sluice.maintenance(), () -> sluice.untrack(self.get()),
-                sluice::committedLocally);
-        self.set(p);
-        try {
-            sluice.track(p);
-        } catch (SluiceException e) {
-            p.close();
-            throw e;
-        }
-        return p;
+        return sluice.engine().producer(name, payloadType, config);
     }
 
     /**
@@ -173,8 +162,7 @@ public final class Stream<T> {
         }
         java.util.Objects.requireNonNull(options, "options");
         Names.validate("stream", name);
-        return new dev.sluice.internal.consume.LogReader(sluice.db(), sluice.streamCatalog())
-                .read(name, afterId, limit, options.maxBytes(), options.fenceWait());
+        return sluice.engine().logReader().read(name, afterId, limit, options.maxBytes(), options.fenceWait());
     }
 
     @Override

@@ -43,6 +43,7 @@ public final class Engine implements AutoCloseable {
     private final JobStore jobStore;
     private final LockStore lockStore;
     private final ScheduleStore scheduleStore;
+    private final dev.sluice.internal.consume.LogReader logReader;
     private final Tracker tracker = new Tracker();
     private final ClientRuntime runtime;
     private volatile ClientSession session;
@@ -72,6 +73,7 @@ public final class Engine implements AutoCloseable {
         this.jobStore = new JobStore(db, schema);
         this.lockStore = new LockStore(db, schema);
         this.scheduleStore = new ScheduleStore(db, schema, migrator, jobStore, streamProducers);
+        this.logReader = new dev.sluice.internal.consume.LogReader(db, streamCatalog);
     }
 
     public String schema() {
@@ -268,6 +270,54 @@ public final class Engine implements AutoCloseable {
         track(w); // closes w again when refused
         w.start();
         return w;
+    }
+
+    /**
+     * A producer of a stream: built (no I/O: the stream is resolved on the first produce), then tracked; when the
+     * client is closed it is closed again at once and {@link ErrorCode#CLIENT_CLOSED} is thrown.
+     */
+    public <T> dev.sluice.Producer<T> producer(String stream, Class<T> payloadType, dev.sluice.ProducerConfig config) {
+        java.util.concurrent.atomic.AtomicReference<dev.sluice.Producer<T>> self = new java.util.concurrent.atomic.AtomicReference<>();
+        dev.sluice.Producer<T> p = new dev.sluice.internal.produce.DefaultProducer<>(db, streamCatalog, schema, stream,
+                payloadType, config, maintenance(), () -> untrack(self.get()), this::committedLocally);
+        self.set(p);
+        track(p); // closes p again when refused
+        return p;
+    }
+
+    /**
+     * Contends for leadership on a TTL lock: built, tracked (refused with {@link ErrorCode#CLIENT_CLOSED} once the
+     * client is closed, nothing started), then started.
+     */
+    public dev.sluice.Leadership lead(String lock, java.time.Duration ttl, dev.sluice.LeaderListener listener) {
+        java.util.concurrent.atomic.AtomicReference<dev.sluice.Leadership> self = new java.util.concurrent.atomic.AtomicReference<>();
+        dev.sluice.internal.lock.LeaderElection election = new dev.sluice.internal.lock.LeaderElection(lockStore, lock,
+                clientId, ttl, listener, () -> untrack(self.get()));
+        self.set(election);
+        requireControlPlane();
+        track(election);
+        election.start();
+        return election;
+    }
+
+    /**
+     * A schedule runner in this process: built, tracked (refused with {@link ErrorCode#CLIENT_CLOSED} once the
+     * client is closed, nothing started), then started.
+     */
+    public dev.sluice.ScheduleRunner runSchedules() {
+        requireControlPlane();
+        java.util.concurrent.atomic.AtomicReference<dev.sluice.ScheduleRunner> self = new java.util.concurrent.atomic.AtomicReference<>();
+        dev.sluice.internal.schedule.ScheduleLoop loop = new dev.sluice.internal.schedule.ScheduleLoop(scheduleStore,
+                session(), schema, () -> untrack(self.get()));
+        self.set(loop);
+        track(loop);
+        loop.start();
+        return loop;
+    }
+
+    /** Fenced reads of a stream's log (the reader keeps no state). */
+    public dev.sluice.internal.consume.LogReader logReader() {
+        return logReader;
     }
 
     /** The payload type's schema version ({@link dev.sluice.SchemaVersion}, 1 without it). */

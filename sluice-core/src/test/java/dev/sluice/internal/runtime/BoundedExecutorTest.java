@@ -113,6 +113,75 @@ class BoundedExecutorTest {
     }
 
     @Test
+    void aFinishingThreadRunsTheWaitingTasksItself() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            BoundedExecutor bounded = new BoundedExecutor(pool, 1);
+            CountDownLatch release = new CountDownLatch(1);
+            java.util.Set<String> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            CountDownLatch done = new CountDownLatch(10);
+            bounded.execute(() -> {
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                threads.add(Thread.currentThread().getName());
+            });
+            for (int i = 0; i < 10; i++) {
+                bounded.execute(() -> {
+                    threads.add(Thread.currentThread().getName());
+                    done.countDown();
+                });
+            }
+            assertThat(bounded.queued()).isEqualTo(10);
+            release.countDown();
+            assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(threads).as("no thread switch per task while tasks wait").hasSize(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aLongRunHandsTheThreadBackToOtherWork() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            BoundedExecutor bounded = new BoundedExecutor(pool, 1);
+            CountDownLatch release = new CountDownLatch(1);
+            java.util.List<String> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            int tasks = BoundedExecutor.RUN_LENGTH * 2;
+            CountDownLatch done = new CountDownLatch(tasks + 1);
+            bounded.execute(() -> {
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            for (int i = 0; i < tasks; i++) {
+                String name = "bounded-" + i;
+                bounded.execute(() -> {
+                    order.add(name);
+                    done.countDown();
+                });
+            }
+            // Other work on the shared pool, queued behind the bounded run.
+            pool.execute(() -> {
+                order.add("other");
+                done.countDown();
+            });
+            release.countDown();
+            assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+            // The blocker and RUN_LENGTH - 1 waiting tasks ran in a row; then the other work got the thread.
+            assertThat(order.indexOf("other")).isEqualTo(BoundedExecutor.RUN_LENGTH - 1);
+            assertThat(order).hasSize(tasks + 1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void rejectsABadBound() {
         assertThatThrownBy(() -> new BoundedExecutor(Runnable::run, 0)).isInstanceOf(IllegalArgumentException.class);
     }
