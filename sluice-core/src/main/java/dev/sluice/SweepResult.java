@@ -1,0 +1,30 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What one maintenance sweep did in one pass ({@link MaintenanceReport}).
+ *
+ * @param name    the sweep's name, one of the names documented in {@code docs/maintenance.md}
+ *                ({@code retention}, {@code idempotency_keys}, {@code compaction_heads}, {@code delivery_log},
+ *                {@code dead_letters}, {@code partitions_ahead}, {@code queue_rescue}, {@code queue_expiry},
+ *                {@code dead_jobs}, {@code worker_instances}, {@code instance_log}, {@code metrics})
+ * @param removed what it removed or made: rows, or partitions for {@code retention} and {@code partitions_ahead}
+ *                (snapshots written for {@code metrics})
+ * @param took    how long it ran
+ * @param error   why it failed (cleaned, one line), or {@code null} when it succeeded; a failed sweep is
+ *                retried at the next pass and does not stop the others
+ */
+public record SweepResult(String name, long removed, Duration took, String error) {
+
+    public SweepResult {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(took, "took");
+    }
+
+    /** Whether the sweep ran to its end without an error. */
+    public boolean ok() {
+        return error == null;
+    }
+}
