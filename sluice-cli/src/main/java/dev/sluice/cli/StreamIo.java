@@ -29,7 +29,14 @@ final class StreamIo {
     private StreamIo() {
     }
 
-    @Command(name = "produce", description = "Produce one message and print its id (and whether it was a duplicate).")
+    @Command(name = "produce", description = {"Produce one message and print its id (and whether it was a duplicate).",
+            "With --lines, produce one message per line of standard input (UTF-8 text; the line terminator is not part "
+                    + "of the payload; empty lines are skipped) with the same --key, --routing-key and --header on every "
+                    + "line, batched into few transactions, and print 'produced N messages, first id A, last id B' "
+                    + "(-o json: {\"produced\":N,\"first_id\":A,\"last_id\":B,...}). The first line that is longer than "
+                    + "the stream's payload limit, not UTF-8, or holds a control character other than tab stops the "
+                    + "run: the lines before it are produced, nothing from it on, and the error names its line number "
+                    + "(exit 1)."})
     static final class Produce extends Base {
         @Parameters(paramLabel = "NAME", description = "Stream name.")
         String name;
@@ -40,8 +47,14 @@ final class StreamIo {
         @Option(names = "--routing-key", paramLabel = "R", description = "Routing key (matched by group bindings).")
         String routingKey;
 
-        @Option(names = "--idempotency-key", paramLabel = "I", description = "Deduplicate: a repeat returns the original id.")
+        @Option(names = "--idempotency-key", paramLabel = "I", description = "Deduplicate: a repeat returns the original id "
+                + "(not with --lines: see --idempotency-prefix).")
         String idempotencyKey;
+
+        @Option(names = "--idempotency-prefix", paramLabel = "P", description = "With --lines: line N gets the idempotency "
+                + "key P:N, so running the same input again with the same P stores no line twice (repeats are counted as "
+                + "duplicates).")
+        String idempotencyPrefix;
 
         @Option(names = "--header", paramLabel = "k=v", description = "A header (repeatable).")
         Map<String, String> headers = new LinkedHashMap<>();
@@ -58,10 +71,27 @@ final class StreamIo {
 
             @Option(names = "-", description = "Read the payload from standard input.")
             boolean stdin;
+
+            @Option(names = "--lines", description = "One message per line of standard input (see above); bounded memory "
+                    + "whatever the input size.")
+            boolean lines;
         }
 
         @Override
-        public Integer call() {
+        public Integer call() throws InterruptedException {
+            if (source.lines) {
+                if (idempotencyKey != null) {
+                    throw new Main.UsageException("--idempotency-key would make every line after the first a duplicate; "
+                            + "with --lines use --idempotency-prefix P (line N gets the key P:N)");
+                }
+                ProduceOptions options = ProduceOptions.builder().messageKey(key).routingKey(routingKey).headers(headers).build();
+                try (CliContext ctx = open()) {
+                    return StreamProduceLines.run(this, ctx, name, options, idempotencyPrefix, System.in);
+                }
+            }
+            if (idempotencyPrefix != null) {
+                throw new Main.UsageException("--idempotency-prefix goes with --lines; for one message use --idempotency-key");
+            }
             ProduceOptions options = ProduceOptions.builder().messageKey(key).routingKey(routingKey)
                     .idempotencyKey(idempotencyKey).headers(headers).build();
             // A file is opened before the database is, so a missing one fails fast.
