@@ -197,6 +197,11 @@ public enum ErrorCode {
                     + "runner) was started after its client was closed. Nothing was started: what the call had begun is "
                     + "stopped again.",
             "Start work before closing the client, or build a new client."),
+    WORKER_NOT_FOUND(119, Category.NOT_FOUND, false,
+            "No such worker.",
+            "The fleet has no worker of that key: 'manager' and 'schedules' exist once a client ran them, 'queue:QUEUE' once a "
+                    + "worker of the queue ran, and 'consumer:STREAM/GROUP' once the group is registered. Nothing was changed.",
+            "List the workers with 'sluice fleet list' (or sluice.fleet().workers()) and use a key from it."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,

@@ -21,6 +21,12 @@ import javax.sql.DataSource;
 public final class Sluice implements AutoCloseable {
     /** The default installation schema. */
     public static final String DEFAULT_SCHEMA = "sluice";
+    /** Default lease of a fleet instance ({@link Builder#fleetLease}). */
+    public static final java.time.Duration DEFAULT_FLEET_LEASE = java.time.Duration.ofSeconds(30);
+    /** Default interval of the manager's maintenance passes ({@link Builder#maintenanceInterval}). */
+    public static final java.time.Duration DEFAULT_MAINTENANCE_INTERVAL = java.time.Duration.ofSeconds(60);
+    /** Default retention of instance snapshots past their expiry ({@link Builder#instanceLogRetention}). */
+    public static final java.time.Duration DEFAULT_INSTANCE_LOG_RETENTION = java.time.Duration.ofHours(24);
 
     private final String schema;
     private final boolean allowDestroy;
@@ -37,7 +43,8 @@ public final class Sluice implements AutoCloseable {
         // Schedule fires to streams go through this client's own producers (one per stream and content type).
         this.engine = new dev.sluice.internal.Engine(b.dataSource, schema, clientId, migrate, b.forceSchema, b.steps,
                 b.schedulerThreads, b.handlerThreads,
-                (stream, serde) -> stream(stream).producer(ProducerConfig.defaults().withSerde(serde)));
+                (stream, serde) -> stream(stream).producer(ProducerConfig.defaults().withSerde(serde)),
+                new dev.sluice.internal.Engine.Settings(b.maintenance, b.fleetLease, b.maintenanceInterval, b.instanceLogRetention));
     }
 
     /** A builder for a client. */
@@ -159,6 +166,16 @@ public final class Sluice implements AutoCloseable {
         return engine.controlPlaneInstalled() ? engine.lockStore().list() : List.of();
     }
 
+    /** The worker fleet of the schema: workers, their live instances, targets (a handle; no I/O). */
+    public Fleet fleet() {
+        return new Fleet(engine);
+    }
+
+    /** The schema's maintenance: run a pass now, who the manager is, each sweep's last run (a handle; no I/O). */
+    public Maintenance maintenance() {
+        return new Maintenance(engine);
+    }
+
     /** Operator access to migrations. */
     public Migrations migrations() {
         return new Migrations(engine.migrationAdmin());
@@ -199,6 +216,10 @@ public final class Sluice implements AutoCloseable {
         private SchemaSteps steps = SchemaSteps.RELEASED;
         private int schedulerThreads = dev.sluice.internal.runtime.ClientRuntime.DEFAULT_SCHEDULER_THREADS;
         private int handlerThreads = dev.sluice.internal.runtime.ClientRuntime.DEFAULT_HANDLER_THREADS;
+        private boolean maintenance = true;
+        private java.time.Duration fleetLease = DEFAULT_FLEET_LEASE;
+        private java.time.Duration maintenanceInterval = DEFAULT_MAINTENANCE_INTERVAL;
+        private java.time.Duration instanceLogRetention = DEFAULT_INSTANCE_LOG_RETENTION;
 
         private Builder() {
         }
@@ -283,6 +304,65 @@ public final class Sluice implements AutoCloseable {
             this.schedulerThreads = scheduler;
             this.handlerThreads = handlers;
             return this;
+        }
+
+        /**
+         * Whether this client competes for the schema's manager (default true): the one elected manager runs the
+         * maintenance passes — the janitor (retention, TTL sweeps, partitions ahead), the queues' rescue, expiry
+         * and dead-job retention, the cleanup of expired fleet instances, metric snapshots. A client competes once
+         * it starts its first running part (producer, consumption, worker, schedule runner, leadership); when the
+         * holder closes or dies another competing client takes over within one {@link #fleetLease}. Turn it off for
+         * short-lived tools; {@code sluice.maintenance().runOnce()} still runs a pass on demand.
+         */
+        public Builder maintenance(boolean maintenance) {
+            this.maintenance = maintenance;
+            return this;
+        }
+
+        /**
+         * How often the elected manager runs a maintenance pass (default 60 s; 100 ms to 1 h). The first pass runs
+         * one interval after this client became the manager.
+         *
+         * @throws SluiceException {@link ErrorCode#INVALID_CONFIG} outside the range
+         */
+        public Builder maintenanceInterval(java.time.Duration interval) {
+            this.maintenanceInterval = within("maintenanceInterval", interval, java.time.Duration.ofMillis(100),
+                    java.time.Duration.ofHours(1));
+            return this;
+        }
+
+        /**
+         * How long a fleet instance (each consumption, queue worker, schedule runner and the manager candidacy)
+         * stays live without a heartbeat (default 30 s; 300 ms to 10 min). The client renews all its instances in
+         * one statement every third of it; a killed process's capped or paused work is taken over, and its
+         * manager role, within about one lease.
+         *
+         * @throws SluiceException {@link ErrorCode#INVALID_CONFIG} outside the range
+         */
+        public Builder fleetLease(java.time.Duration lease) {
+            this.fleetLease = within("fleetLease", lease, java.time.Duration.ofMillis(300), java.time.Duration.ofMinutes(10));
+            return this;
+        }
+
+        /**
+         * How long the manager keeps instance snapshots ({@code worker_instance_log}) past their recorded expiry
+         * (default 24 h; 1 s to 365 days).
+         *
+         * @throws SluiceException {@link ErrorCode#INVALID_CONFIG} outside the range
+         */
+        public Builder instanceLogRetention(java.time.Duration retention) {
+            this.instanceLogRetention = within("instanceLogRetention", retention, java.time.Duration.ofSeconds(1),
+                    java.time.Duration.ofDays(365));
+            return this;
+        }
+
+        private static java.time.Duration within(String what, java.time.Duration d, java.time.Duration min,
+                                                 java.time.Duration max) {
+            if (d == null || d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+                throw new SluiceException(ErrorCode.INVALID_CONFIG, what + " must be between " + min + " and " + max
+                        + " (got " + d + ")");
+            }
+            return d;
         }
 
         /** Validates the settings (no I/O) and builds the client. */

@@ -22,9 +22,11 @@ import java.util.concurrent.Executor;
  *                            (default 30 s; at least 10 ms)
  * @param shutdownTimeout     how long {@link Worker#close()} waits for running handlers before releasing their
  *                            claims (default 30 s; not negative)
- * @param maintenanceInterval how often the worker runs the queue maintenance tick ({@link Queue#maintain()}):
- *                            rescue of expired claims, expiry, dead-job retention; {@link Duration#ZERO}
- *                            turns it off (default 5 s)
+ * @param maintenanceInterval how often the worker rescues expired claims of the schema's queues (a crashed
+ *                            peer's jobs run again without waiting for the manager); {@link Duration#ZERO}
+ *                            turns it off (default 5 s). The expiry of unclaimed jobs and the dead-job
+ *                            retention are run by the elected manager ({@code docs/maintenance.md}), and
+ *                            {@link QueueAdmin#maintain()} runs all three now
  * @param wakeups             use LISTEN/NOTIFY wake-ups on enqueue (default true)
  * @param prefetch            jobs the worker may hold claimed beyond its running handlers, so that one claim
  *                            round trip fetches a batch and a finishing handler finds its next job waiting

@@ -44,6 +44,13 @@ public final class Engine implements AutoCloseable {
     private final LockStore lockStore;
     private final ScheduleStore scheduleStore;
     private final dev.sluice.internal.consume.LogReader logReader;
+    private final dev.sluice.internal.fleet.WorkerConfigs workerConfigs;
+    private final dev.sluice.internal.fleet.FleetReads fleetReads;
+    private final dev.sluice.internal.fleet.Instances instances;
+    private final dev.sluice.internal.manager.MaintenancePass maintenancePass;
+    private final Settings settings;
+    /** This client's candidacy for the manager (null until the first running part starts, or with maintenance off). */
+    private volatile dev.sluice.internal.manager.Manager manager;
     private final Tracker tracker = new Tracker();
     private final ClientRuntime runtime;
     private volatile ClientSession session;
@@ -55,9 +62,22 @@ public final class Engine implements AutoCloseable {
      * @param streamProducers how schedule fires reach a stream: through the client's own producer of that stream
      *                        and payload serde
      */
+    /**
+     * The fleet and maintenance settings of a client.
+     *
+     * @param maintenance         whether the client competes for the schema's manager
+     * @param fleetLease          how long a fleet instance stays live without a heartbeat (beats every third of it)
+     * @param maintenanceInterval how often the manager runs a maintenance pass
+     * @param snapshotRetention   how long instance snapshots are kept past their recorded expiry
+     */
+    public record Settings(boolean maintenance, java.time.Duration fleetLease, java.time.Duration maintenanceInterval,
+                           java.time.Duration snapshotRetention) {
+    }
+
     public Engine(DataSource dataSource, String schema, String clientId, boolean migrate, boolean forceSchema,
                   SchemaSteps steps, int schedulerThreads, int handlerThreads,
-                  ScheduleStore.Producers streamProducers) {
+                  ScheduleStore.Producers streamProducers, Settings settings) {
+        this.settings = settings;
         this.schema = schema;
         this.clientId = clientId;
         this.migrate = migrate;
@@ -67,13 +87,64 @@ public final class Engine implements AutoCloseable {
         this.systemCatalog = new SystemCatalog(db, schema, migrator);
         this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
         this.migrationAdmin = new MigrationAdmin(db, schema, migrator);
-        this.groupRegistry = new GroupRegistry(db, streamCatalog, schema, clientId);
+        this.workerConfigs = new dev.sluice.internal.fleet.WorkerConfigs(db, schema, streamCatalog.quotedSchema(), clientId);
+        this.fleetReads = new dev.sluice.internal.fleet.FleetReads(db, workerConfigs);
+        this.instances = new dev.sluice.internal.fleet.Instances(db, schema, workerConfigs, clientId, settings.fleetLease(),
+                runtime, this::session);
+        this.groupRegistry = new GroupRegistry(db, streamCatalog, schema, clientId, workerConfigs);
         this.groupOperations = new GroupOperations(db, groupRegistry, schema);
         this.readerOffsets = new ReaderOffsets(db, streamCatalog, schema);
         this.jobStore = new JobStore(db, schema);
         this.lockStore = new LockStore(db, schema);
         this.scheduleStore = new ScheduleStore(db, schema, migrator, jobStore, streamProducers);
         this.logReader = new dev.sluice.internal.consume.LogReader(db, streamCatalog);
+        this.maintenancePass = new dev.sluice.internal.manager.MaintenancePass(db, schema, streamCatalog.quotedSchema(),
+                new dev.sluice.internal.fleet.FleetSweeps(db, workerConfigs), java.util.List::of, jobStore,
+                streamCatalog::list, groupRegistry::list, () -> jobStore.listing().queues(), settings.snapshotRetention());
+    }
+
+    public dev.sluice.internal.fleet.WorkerConfigs workerConfigs() {
+        return workerConfigs;
+    }
+
+    public dev.sluice.internal.fleet.FleetReads fleetReads() {
+        return fleetReads;
+    }
+
+    /** This client's fleet instances and their heartbeat. */
+    public dev.sluice.internal.fleet.Instances instances() {
+        return instances;
+    }
+
+    public dev.sluice.internal.manager.MaintenancePass maintenancePass() {
+        return maintenancePass;
+    }
+
+    public Settings settings() {
+        return settings;
+    }
+
+    /** This client's candidacy for the manager, or null when it has none (maintenance off, nothing started yet). */
+    public dev.sluice.internal.manager.Manager manager() {
+        return manager;
+    }
+
+    /**
+     * Starts this client's candidacy for the schema's manager, once (with maintenance on): called when the first
+     * running part starts, and by servers that run nothing else. No I/O here: the heartbeat claims it.
+     */
+    public void competeForManager() {
+        if (!settings.maintenance() || manager != null || tracker.closed()) {
+            return;
+        }
+        synchronized (this) {
+            if (manager == null && !tracker.closed()) {
+                dev.sluice.internal.manager.Manager m = new dev.sluice.internal.manager.Manager(instances, maintenancePass,
+                        clientId, settings.maintenanceInterval(), runtime);
+                manager = m;
+                m.start();
+            }
+        }
     }
 
     public String schema() {
@@ -215,6 +286,25 @@ public final class Engine implements AutoCloseable {
      */
     public void track(AutoCloseable part) {
         tracker.track(describe(part), part);
+        competeForManager();
+    }
+
+    /**
+     * Joins the fleet for a part that is built and tracked but not started: when the claim fails, the part is
+     * closed (and untracked) and the error thrown.
+     */
+    private dev.sluice.internal.fleet.WorkerInstance join(dev.sluice.internal.fleet.WorkerKey key, AutoCloseable part) {
+        try {
+            return instances.join(key);
+        } catch (RuntimeException e) {
+            try {
+                part.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            untrack(part);
+            throw e;
+        }
     }
 
     /** The part's own description, or its class name when it has none. */
@@ -247,10 +337,15 @@ public final class Engine implements AutoCloseable {
         java.util.Set<Integer> accept = ref.config().acceptVersions().isEmpty()
                 ? (payloadType == byte[].class ? null : java.util.Set.of(schemaVersionOf(payloadType)))
                 : ref.config().acceptVersions();
+        GateRef gate = new GateRef();
         dev.sluice.internal.consume.GroupConsumer<T> consumer = new dev.sluice.internal.consume.GroupConsumer<>(db, schema, ref,
-                handler, options, dev.sluice.Serde.forType(payloadType), accept, this::session, runtime);
-        consumer.onClose(() -> untrack(consumer)); // the client lets go of a closed consumption
+                handler, options, dev.sluice.Serde.forType(payloadType), accept, this::session, runtime, gate);
+        consumer.onClose(() -> { // the client lets go of a closed consumption; its instance leaves the fleet
+            untrack(consumer);
+            gate.leave();
+        });
         track(consumer);
+        gate.set(join(dev.sluice.internal.fleet.WorkerKey.consumer(ref.streamName(), ref.groupName()), consumer));
         consumer.start();
         return consumer;
     }
@@ -264,10 +359,15 @@ public final class Engine implements AutoCloseable {
                                       dev.sluice.WorkOptions options, java.time.Duration defaultVisibility) {
         requireControlPlane();
         java.util.concurrent.atomic.AtomicReference<dev.sluice.Worker> self = new java.util.concurrent.atomic.AtomicReference<>();
+        GateRef gate = new GateRef();
         dev.sluice.internal.queue.QueueWorker<T> w = new dev.sluice.internal.queue.QueueWorker<>(jobStore, queue, serde, handler,
-                options, defaultVisibility, options.wakeups() ? this::session : null, clientId, runtime, () -> untrack(self.get()));
+                options, defaultVisibility, options.wakeups() ? this::session : null, clientId, runtime, () -> {
+                    untrack(self.get());
+                    gate.leave();
+                }, gate);
         self.set(w);
         track(w); // closes w again when refused
+        gate.set(join(dev.sluice.internal.fleet.WorkerKey.queue(queue), w));
         w.start();
         return w;
     }
@@ -307,10 +407,15 @@ public final class Engine implements AutoCloseable {
     public dev.sluice.ScheduleRunner runSchedules() {
         requireControlPlane();
         java.util.concurrent.atomic.AtomicReference<dev.sluice.ScheduleRunner> self = new java.util.concurrent.atomic.AtomicReference<>();
+        GateRef gate = new GateRef();
         dev.sluice.internal.schedule.ScheduleLoop loop = new dev.sluice.internal.schedule.ScheduleLoop(scheduleStore,
-                session(), schema, () -> untrack(self.get()));
+                session(), schema, () -> {
+                    untrack(self.get());
+                    gate.leave();
+                }, gate);
         self.set(loop);
         track(loop);
+        gate.set(join(dev.sluice.internal.fleet.WorkerKey.schedules(), loop));
         loop.start();
         return loop;
     }
@@ -326,10 +431,63 @@ public final class Engine implements AutoCloseable {
         return v == null ? 1 : v.value();
     }
 
-    /** Closes every tracked part (newest first), then the runtime, the maintenance thread and the session. */
+    /**
+     * A part's gate, set once its fleet instance is claimed (the part is built first, so a refused part never
+     * claims): shut until then; {@link #leave} lets the instance go when the part closes.
+     */
+    private static final class GateRef implements dev.sluice.internal.runtime.WorkGate {
+        private volatile dev.sluice.internal.fleet.WorkerInstance instance;
+        private final java.util.List<Runnable> early = new java.util.concurrent.CopyOnWriteArrayList<>();
+        private volatile boolean left;
+
+        void set(dev.sluice.internal.fleet.WorkerInstance i) {
+            instance = i;
+            early.forEach(i::onOpen);
+            if (left) {
+                i.leave();
+            }
+        }
+
+        void leave() {
+            left = true;
+            dev.sluice.internal.fleet.WorkerInstance i = instance;
+            if (i != null) {
+                i.leave();
+            }
+        }
+
+        @Override
+        public boolean open() {
+            dev.sluice.internal.fleet.WorkerInstance i = instance;
+            return i != null && i.open();
+        }
+
+        @Override
+        public void onOpen(Runnable listener) {
+            dev.sluice.internal.fleet.WorkerInstance i = instance;
+            if (i != null) {
+                i.onOpen(listener);
+            } else {
+                early.add(listener);
+            }
+        }
+    }
+
+    /**
+     * Closes every tracked part (newest first), then the manager candidacy and the fleet heartbeat (their rows are
+     * deleted, so standbys take over at once), the runtime, the maintenance thread and the session.
+     */
     @Override
     public void close() {
         tracker.closeAll();
+        dev.sluice.internal.manager.Manager candidacy;
+        synchronized (this) {
+            candidacy = manager;
+        }
+        if (candidacy != null) {
+            candidacy.close();
+        }
+        instances.close();
         runtime.close();
         ExecutorService m = maintenance;
         if (m != null) {

@@ -1,10 +1,10 @@
 package dev.sluice.internal.consume;
 
 /**
- * Owner of the schema's group-level tables — {@code consumer_group_config}, the consumer's {@code worker_config}
- * row and its {@code worker_config_log}, and {@code stream_reader_offset} — built once per schema
- * ({@link GroupRegistry}, {@link ReaderOffsets}). The stream's own tables have their owners in
- * {@link ConsumeSql}.
+ * Owner of the schema's group-level tables — {@code consumer_group_config} and {@code stream_reader_offset} — built
+ * once per schema ({@link GroupRegistry}, {@link ReaderOffsets}). The group's consumer worker is declared through
+ * {@code internal.fleet.WorkerConfigs} in the registration's transaction; the stream's own tables have their owners
+ * in {@link ConsumeSql}.
  */
 final class GroupConfigSql {
     /** Serialises registrations of one stream's groups. Parameter: {@link #groupsLockKey}. */
@@ -18,12 +18,6 @@ final class GroupConfigSql {
     final String updateConfig;
     /** Creates a group. Parameters: stream id, name, config (json). Returns its id. */
     final String insertGroup;
-    /** The group's consumer worker. Parameters: group id, metadata (json). */
-    final String insertWorker;
-    /** Updates the consumer worker's metadata. Parameters: metadata (json), group id. */
-    final String updateWorker;
-    /** Logs a declaration. Parameters: group name, action, config (json), declared by, group id. */
-    final String logWorker;
     /** A reader's saved offset. Parameters: stream id, name. */
     final String readerOffset;
     /** Saves a reader's offset monotonically; returns the stored value. Parameters: stream id, name, offset. */
@@ -37,13 +31,6 @@ final class GroupConfigSql {
                 + ".consumer_group_config SET config = ?::jsonb, updated_at = now() WHERE id = ?";
         this.insertGroup = "INSERT INTO " + q
                 + ".consumer_group_config (stream_id, name, config) VALUES (?, ?, ?::jsonb) RETURNING id";
-        this.insertWorker = "INSERT INTO " + q
-                + ".worker_config (name, consumer_group_id, target_instances, metadata) VALUES ('consumer', ?, -1, ?::jsonb)";
-        this.updateWorker = "UPDATE " + q + ".worker_config SET metadata = ?::jsonb,"
-                + " updated_at = now() WHERE consumer_group_id = ? AND name = 'consumer'";
-        this.logWorker = "INSERT INTO " + q + ".worker_config_log (worker_config_id, snapshot,"
-                + " declared_by) SELECT id, jsonb_build_object('group', ?::text, 'action', ?::text, 'config', ?::jsonb), ? FROM "
-                + q + ".worker_config WHERE consumer_group_id = ? AND name = 'consumer'";
         this.readerOffset = "SELECT \"offset\" FROM " + q
                 + ".stream_reader_offset WHERE stream_id = ? AND name = ?";
         this.saveReaderOffset = "INSERT INTO " + q + ".stream_reader_offset AS r"

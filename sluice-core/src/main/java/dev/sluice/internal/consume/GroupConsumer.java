@@ -55,6 +55,10 @@ public final class GroupConsumer<T> implements Consumption {
     private final KeyLeases keys;
     private final RangeRunner<T> ranges;
     private final LeaseRenewal renewal;
+    /** Whether the group's fleet instance may take work (paused by target 0, a standby beyond its target). */
+    private final dev.sluice.internal.runtime.WorkGate gate;
+    /** How often a shut gate is re-checked besides its own wake-up when it opens. */
+    private static final long GATE_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Run when the consumption has closed ({@link #onClose}). */
     private volatile Runnable onClose = () -> { };
 
@@ -96,7 +100,9 @@ public final class GroupConsumer<T> implements Consumption {
 
     /** Builds the consumption; nothing runs until {@link #start()}. */
     public GroupConsumer(Db db, String schema, GroupRef g, Handler<T> handler, ConsumeOptions o, Serde<T> serde,
-                         Set<Integer> accept, java.util.function.Supplier<ClientSession> sessions, ClientRuntime runtime) {
+                         Set<Integer> accept, java.util.function.Supplier<ClientSession> sessions, ClientRuntime runtime,
+                         dev.sluice.internal.runtime.WorkGate gate) {
+        this.gate = gate;
         this.ctx = new ConsumerContext(db, g, o);
         this.o = o;
         this.sessions = sessions;
@@ -142,6 +148,7 @@ public final class GroupConsumer<T> implements Consumption {
             }
             this.wakeRegistration = o.wakeups() ? session.onWake(ctx.g.streamId(), this::notified) : null;
         }
+        gate.onOpen(this::wake);
         renewLoop.start(renewNanos);
         if (keyRetry != null) {
             keyRetry.start(KEY_RETRY_NANOS);
@@ -166,6 +173,9 @@ public final class GroupConsumer<T> implements Consumption {
     private long poll() {
         if (renewalSuspended) {
             return TimeUnit.MILLISECONDS.toNanos(100);
+        }
+        if (!gate.open()) {
+            return GATE_CHECK_NANOS; // paused or a standby: claims nothing; in-flight work finishes and renews
         }
         if (outstanding.get() >= o.concurrency() + o.batchSize()) {
             return TimeUnit.MILLISECONDS.toNanos(500); // full: a finishing handler wakes us

@@ -37,8 +37,12 @@ public final class GroupRegistry {
     private final String clientId;
     private final GroupConfigSql sql;
 
-    public GroupRegistry(Db db, StreamCatalog streams, String schema, String clientId) {
+    private final dev.sluice.internal.fleet.WorkerConfigs workers;
+
+    public GroupRegistry(Db db, StreamCatalog streams, String schema, String clientId,
+                         dev.sluice.internal.fleet.WorkerConfigs workers) {
         this.db = db;
+        this.workers = workers;
         this.streams = streams;
         this.q = streams.quotedSchema();
         this.clientId = clientId;
@@ -137,29 +141,13 @@ public final class GroupRegistry {
             }
         }
         // The group's consumer worker: its declarations are snapshotted in worker_config_log.
-        try (PreparedStatement ps = c.prepareStatement(sql.insertWorker)) {
-            ps.setLong(1, id);
-            ps.setString(2, doc);
-            ps.executeUpdate();
-        }
+        workers.createGroupWorker(c, id, doc);
         return id;
     }
 
     private void logDeclaration(Connection c, long streamId, long groupId, String group, String doc, String action)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.updateWorker)) {
-            ps.setString(1, doc);
-            ps.setLong(2, groupId);
-            ps.executeUpdate();
-        }
-        try (PreparedStatement ps = c.prepareStatement(sql.logWorker)) {
-            ps.setString(1, group);
-            ps.setString(2, action);
-            ps.setString(3, doc);
-            ps.setString(4, clientId);
-            ps.setLong(5, groupId);
-            ps.executeUpdate();
-        }
+        workers.declareGroupWorker(c, groupId, group, doc, action);
     }
 
     /** Applies a new binding set forward from {@code fromId}: removed patterns end there, new ones start there. */

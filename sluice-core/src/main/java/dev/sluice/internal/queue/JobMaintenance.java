@@ -39,20 +39,37 @@ final class JobMaintenance {
 
     /** One maintenance tick over every queue of the schema; see {@code Queue.maintain()}. */
     QueueMaintenanceReport maintain() {
-        int rescued = 0;
-        int rescuedToDead = 0;
+        long[] rescued = rescue();
+        return new QueueMaintenanceReport((int) rescued[0], (int) rescued[1], expire(), sweepDead());
+    }
+
+    /**
+     * Expired claims back to pending (their attempt counted), or to the dead jobs when it was their last attempt;
+     * wakes the workers of the queues that got jobs back. Returns {rescued, rescued to dead}.
+     */
+    long[] rescue() {
+        long rescued = 0;
+        long rescuedToDead = 0;
         for (int round = 0; round < MAX_ROUNDS; round++) {
             long[] r = db.autoCommit("rescue expired claims", c -> Sql.first(c, sql.rescue,
                     rs -> new long[] {rs.getLong(1), rs.getLong(2)}, MAINTENANCE_BATCH, channel).orElseThrow());
-            rescued += (int) r[0];
-            rescuedToDead += (int) r[1];
+            rescued += r[0];
+            rescuedToDead += r[1];
             if (r[0] + r[1] < MAINTENANCE_BATCH) {
                 break;
             }
         }
-        int expired = repeat("move expired jobs", sql.expire);
-        int purged = repeat("sweep dead jobs", sql.sweepDead);
-        return new QueueMaintenanceReport(rescued, rescuedToDead, expired, purged);
+        return new long[] {rescued, rescuedToDead};
+    }
+
+    /** Unclaimed jobs past their {@code expires_at} to the dead jobs; returns how many. */
+    int expire() {
+        return repeat("move expired jobs", sql.expire);
+    }
+
+    /** Dead jobs past their retention deleted; returns how many. */
+    int sweepDead() {
+        return repeat("sweep dead jobs", sql.sweepDead);
     }
 
     /** Runs a statement whose one parameter is the batch size until a batch comes back short, at most {@link #MAX_ROUNDS} times. */

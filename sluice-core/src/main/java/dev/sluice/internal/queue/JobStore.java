@@ -134,6 +134,21 @@ public final class JobStore {
         return maintenance.maintain();
     }
 
+    /** Rescues expired claims of every queue; returns {rescued, rescued to dead}. */
+    public long[] rescueExpired() {
+        return maintenance.rescue();
+    }
+
+    /** Moves unclaimed jobs past their expiry to the dead jobs; returns how many. */
+    public int expireUnclaimed() {
+        return maintenance.expire();
+    }
+
+    /** Deletes dead jobs past their retention; returns how many. */
+    public int sweepDeadJobs() {
+        return maintenance.sweepDead();
+    }
+
     /** Moves a dead job back to pending; false when absent. */
     public boolean revive(String queue, long id) {
         return maintenance.revive(queue, id);

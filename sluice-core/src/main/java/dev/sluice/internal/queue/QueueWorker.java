@@ -64,6 +64,8 @@ public final class QueueWorker<T> implements Worker {
     /** A job claimed again while its earlier claim's handler still runs here: started after it ends. */
     private final Map<Long, JobStore.Claimed> deferred = new ConcurrentHashMap<>();
     private final JobCompleter completer;
+    /** Whether the queue's fleet instance may take work (paused by target 0, a standby beyond its target). */
+    private final dev.sluice.internal.runtime.WorkGate gate;
     private final int capacity;
 
     /** The claim loop, on the client's shared scheduler. */
@@ -101,7 +103,8 @@ public final class QueueWorker<T> implements Worker {
      */
     public QueueWorker(JobStore store, String queue, Serde<T> serde, JobHandler<T> handler, WorkOptions o,
                        Duration defaultVisibility, java.util.function.Supplier<ClientSession> sessions, String clientId,
-                       ClientRuntime runtime, Runnable onClose) {
+                       ClientRuntime runtime, Runnable onClose, dev.sluice.internal.runtime.WorkGate gate) {
+        this.gate = gate;
         this.store = store;
         this.queue = queue;
         this.serde = serde;
@@ -141,6 +144,7 @@ public final class QueueWorker<T> implements Worker {
             // A random first delay spreads the ticks of workers started together.
             maintenance.start(ThreadLocalRandom.current().nextLong(o.maintenanceInterval().toNanos() + 1));
         }
+        gate.onOpen(this::wake);
         completer.start();
         heartbeats.start();
         loop.start();
@@ -205,6 +209,10 @@ public final class QueueWorker<T> implements Worker {
     private long claimPoll(boolean first) {
         if (!running) {
             return HELPER_IDLE_NANOS;
+        }
+        if (!gate.open()) {
+            // Paused or a standby: claims nothing (running jobs finish); the gate wakes the first loop when it opens.
+            return first ? TimeUnit.SECONDS.toNanos(1) : HELPER_IDLE_NANOS;
         }
         if (first) {
             idle = false;
@@ -370,9 +378,13 @@ public final class QueueWorker<T> implements Worker {
 
     // ------------------------------------------------------------------ maintenance and stop
 
+    /**
+     * The worker's own tick: only the rescue of expired claims, which a crashed peer's jobs wait for (latency); the
+     * expiry of unclaimed jobs and the dead-job retention are the elected manager's (docs/maintenance.md).
+     */
     private void maintain() {
         try {
-            if (store.maintain().rescued() > 0) {
+            if (store.rescueExpired()[0] > 0) {
                 // Rescued jobs are pending again at their old places, likely below the claim bounds.
                 hints.reset();
             }

@@ -42,9 +42,13 @@ public final class ScheduleLoop implements ScheduleRunner {
     private volatile boolean woken;
     private volatile long lastWarn;
     private AutoCloseable wakeRegistration;
+    /** Whether the schedules' fleet instance may fire (paused by target 0, a standby beyond its target). */
+    private final dev.sluice.internal.runtime.WorkGate gate;
 
     /** A runner that is not started yet; {@code session} may be null (then it only polls). */
-    public ScheduleLoop(ScheduleStore store, ClientSession session, String schema, Runnable onClose) {
+    public ScheduleLoop(ScheduleStore store, ClientSession session, String schema, Runnable onClose,
+                        dev.sluice.internal.runtime.WorkGate gate) {
+        this.gate = gate;
         this.store = store;
         this.session = session;
         this.onClose = onClose;
@@ -57,6 +61,7 @@ public final class ScheduleLoop implements ScheduleRunner {
         if (session != null) {
             wakeRegistration = session.onWake(ScheduleStore.wakeKey(), this::wake);
         }
+        gate.onOpen(this::wake);
         thread.start();
     }
 
@@ -79,6 +84,11 @@ public final class ScheduleLoop implements ScheduleRunner {
         int failures = 0;
         while (!closed) {
             long sleep;
+            if (!gate.open()) {
+                woken = false;
+                park(TimeUnit.SECONDS.toNanos(1)); // paused or a standby: fires nothing until the gate opens
+                continue;
+            }
             try {
                 woken = false;
                 ScheduleStore.Tick tick = store.tick(excluded());

@@ -1,0 +1,169 @@
+package dev.sluice.internal.manager;
+
+import dev.sluice.GroupInfo;
+import dev.sluice.MetricSnapshot;
+import dev.sluice.QueueInfo;
+import dev.sluice.StreamInfo;
+import dev.sluice.internal.jdbc.Db;
+import dev.sluice.internal.jdbc.Sql;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * Owner of {@code metric_snapshot}: per stream, group and queue the newest figures (lag, backlog, dead letters,
+ * queue depths, rates), written by the manager in one statement per pass, so readers never count big tables.
+ *
+ * <p>Cost grows with work: the heads of every stream come from one catalog read, and a stream whose head did
+ * not move and whose groups were all caught up with nothing retrying is not read again, except on every
+ * {@link #FULL_EVERY}-th pass (which also drops the rows of streams and groups that are gone).
+ */
+final class MetricSnapshots {
+    /** Every this many passes every stream is read, idle or not. */
+    static final int FULL_EVERY = 10;
+
+    private final Db db;
+    private final String schema;
+    private final String upsert;
+    private final String dropStale;
+    private final String heads;
+    private final String list;
+    private final Supplier<List<StreamInfo>> streams;
+    private final Function<String, List<GroupInfo>> groups;
+    private final Supplier<List<QueueInfo>> queues;
+    /** Per stream id: the head at its last snapshot, when nothing of it was moving then (else absent). */
+    private final Map<Long, Long> quiet = new HashMap<>();
+    private int passes;
+
+    MetricSnapshots(Db db, String schema, String q, Supplier<List<StreamInfo>> streams,
+                    Function<String, List<GroupInfo>> groups, Supplier<List<QueueInfo>> queues) {
+        this.db = db;
+        this.streams = streams;
+        this.groups = groups;
+        this.queues = queues;
+        String table = q + ".metric_snapshot";
+        this.upsert = """
+                INSERT INTO %1$s AS m (kind, name, taken_at, head, committed, lag, backlog, retrying, dead, pending, processing)
+                SELECT t.kind, t.name, now(), t.head, t.committed, t.lag, t.backlog, t.retrying, t.dead, t.pending, t.processing
+                FROM unnest(?::text[], ?::text[], ?::int8[], ?::int8[], ?::int8[], ?::int8[], ?::int8[], ?::int8[], ?::int8[], ?::int8[])
+                    AS t(kind, name, head, committed, lag, backlog, retrying, dead, pending, processing)
+                ON CONFLICT (kind, name) DO UPDATE SET taken_at = EXCLUDED.taken_at, head = EXCLUDED.head,
+                    committed = EXCLUDED.committed, lag = EXCLUDED.lag, backlog = EXCLUDED.backlog,
+                    retrying = EXCLUDED.retrying, dead = EXCLUDED.dead, pending = EXCLUDED.pending,
+                    processing = EXCLUDED.processing,
+                    rate_per_s = CASE WHEN EXCLUDED.taken_at > m.taken_at THEN
+                        (CASE m.kind WHEN 'stream' THEN EXCLUDED.head - m.head WHEN 'group' THEN EXCLUDED.committed - m.committed END)
+                        / extract(epoch FROM EXCLUDED.taken_at - m.taken_at)::float8 END
+                """.formatted(table);
+        // Rows of kinds refreshed in full this pass that it did not touch: streams, groups or queues that are gone.
+        this.dropStale = "DELETE FROM " + table + " WHERE kind = ANY (?::text[]) AND NOT (kind || ':' || name = ANY (?::text[]))";
+        this.heads = """
+                SELECT substring(sequencename FROM '^message_log_([0-9]+)_id_seq$')::int8, coalesce(last_value, 0)
+                FROM pg_sequences WHERE schemaname = ? AND sequencename ~ '^message_log_[0-9]+_id_seq$'
+                """;
+        this.list = "SELECT kind, name, taken_at, head, committed, lag, backlog, retrying, dead, pending, processing, rate_per_s FROM "
+                + table + " ORDER BY kind, name";
+        this.schema = schema;
+    }
+
+    /** Takes the pass's snapshots; returns how many rows it wrote. */
+    long take() {
+        boolean full = passes++ % FULL_EVERY == 0;
+        Map<Long, Long> headNow = new HashMap<>();
+        db.autoCommit("read stream heads", c -> {
+            for (long[] r : Sql.list(c, heads, rs -> new long[] {rs.getLong(1), rs.getLong(2)}, schema)) {
+                headNow.put(r[0], r[1]);
+            }
+            return null;
+        });
+        Rows rows = new Rows();
+        List<String> seen = new ArrayList<>();
+        for (StreamInfo s : streams.get()) {
+            long head = headNow.getOrDefault(s.id(), 0L);
+            Long quietHead = quiet.get(s.id());
+            if (!full && quietHead != null && quietHead == head) {
+                continue;
+            }
+            rows.add("stream", s.name(), head, null, null, null, null, null, null, null);
+            seen.add("stream:" + s.name());
+            boolean moving = false;
+            for (GroupInfo g : groups.apply(s.name())) {
+                long retrying = g.ready() + g.deferred() + g.inflight();
+                rows.add("group", s.name() + "/" + g.name(), g.head(), g.committed(), g.lag(), Math.max(0, g.head() - g.claimed()),
+                        retrying, g.dead(), null, null);
+                seen.add("group:" + s.name() + "/" + g.name());
+                moving |= g.lag() > 0 || retrying > 0 || g.openRanges() > 0;
+            }
+            if (moving) {
+                quiet.remove(s.id());
+            } else {
+                quiet.put(s.id(), head);
+            }
+        }
+        for (QueueInfo q : queues.get()) {
+            rows.add("queue", q.name(), null, null, null, null, null, q.dead(), q.pending() + q.scheduled(), q.processing());
+            seen.add("queue:" + q.name());
+        }
+        String[] kinds = full ? new String[] {"stream", "group", "queue"} : new String[] {"queue"};
+        return db.autoCommit("write metric snapshots", c -> {
+            int n = rows.size() == 0 ? 0 : Sql.update(c, upsert, rows.kind(), rows.name(), rows.col(0), rows.col(1),
+                    rows.col(2), rows.col(3), rows.col(4), rows.col(5), rows.col(6), rows.col(7));
+            Sql.update(c, dropStale, Sql.array("text", kinds), Sql.array("text", seen));
+            return (long) n;
+        });
+    }
+
+    /** Every snapshot, by kind and name. */
+    List<MetricSnapshot> list() {
+        return db.autoCommit("read metric snapshots", c -> Sql.list(c, list, rs -> new MetricSnapshot(rs.getString(1),
+                rs.getString(2), rs.getTimestamp(3).toInstant(), num(rs, 4), num(rs, 5), num(rs, 6), num(rs, 7), num(rs, 8),
+                num(rs, 9), num(rs, 10), num(rs, 11), rs.getObject(12) == null ? null : rs.getDouble(12))));
+    }
+
+    private static Long num(ResultSet rs, int i) throws SQLException {
+        long v = rs.getLong(i);
+        return rs.wasNull() ? null : v;
+    }
+
+    /** The rows of one pass, column by column (arrays for one unnest). */
+    private static final class Rows {
+        private final List<String> kinds = new ArrayList<>();
+        private final List<String> names = new ArrayList<>();
+        private final List<List<Long>> cols = new ArrayList<>();
+
+        Rows() {
+            for (int i = 0; i < 8; i++) {
+                cols.add(new ArrayList<>());
+            }
+        }
+
+        void add(String kind, String name, Long... values) {
+            kinds.add(kind);
+            names.add(name);
+            for (int i = 0; i < 8; i++) {
+                cols.get(i).add(values[i]);
+            }
+        }
+
+        int size() {
+            return kinds.size();
+        }
+
+        Sql.Array kind() {
+            return Sql.array("text", kinds);
+        }
+
+        Sql.Array name() {
+            return Sql.array("text", names);
+        }
+
+        Sql.Array col(int i) {
+            return Sql.array("int8", cols.get(i));
+        }
+    }
+}
