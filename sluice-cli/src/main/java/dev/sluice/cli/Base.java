@@ -21,7 +21,13 @@ abstract class Base implements Callable<Integer> {
         return globals().json();
     }
 
+    /** The client of a one-shot command (maintenance off: it does not compete for the schema's manager). */
     CliContext open() {
         return CliContext.open(globals(), false);
+    }
+
+    /** The client of a long-running command (maintenance on: it competes for the manager like an application). */
+    CliContext openServing() {
+        return CliContext.open(globals(), false, true);
     }
 }

@@ -22,7 +22,18 @@ final class CliContext implements AutoCloseable {
         return url;
     }
 
+    /** A client for a one-shot command: it never competes for the schema's manager (maintenance off). */
     static CliContext open(GlobalOptions options, boolean allowDestroy) {
+        return open(options, allowDestroy, false);
+    }
+
+    /**
+     * A client; {@code maintenance} says whether it competes for the schema's manager once it starts a running
+     * part. Only long-running commands (such as {@code schedule serve}) should: a one-shot command that won the
+     * election would hold it for a fleet lease after it exits, and a pass could run in a command that just
+     * lists something.
+     */
+    static CliContext open(GlobalOptions options, boolean allowDestroy, boolean maintenance) {
         String url = options.effectiveDatabaseUrl();
         EmbeddedPostgresServer server = null;
         if (url == null) {
@@ -36,7 +47,7 @@ final class CliContext implements AutoCloseable {
         }
         try {
             Sluice sluice = Sluice.builder().jdbcUrl(url).schema(options.schema).forceSchema(options.forceSchema)
-                    .allowDestroy(allowDestroy).build();
+                    .allowDestroy(allowDestroy).maintenance(maintenance).build();
             return new CliContext(server, sluice, url);
         } catch (RuntimeException e) {
             if (server != null) {

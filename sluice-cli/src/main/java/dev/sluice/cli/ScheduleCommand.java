@@ -281,7 +281,7 @@ final class ScheduleCommand {
             }, "sluice-schedule-serve-stop");
             Runtime.getRuntime().addShutdownHook(hook);
             long fires;
-            try (CliContext ctx = open(); ScheduleRunner runner = ctx.sluice().runSchedules()) {
+            try (CliContext ctx = openServing(); ScheduleRunner runner = ctx.sluice().runSchedules()) {
                 if (!json()) {
                     out().println("running schedules of schema '" + globals().schema + "'"
                             + (limit == null ? " until Ctrl-C" : " for " + Durations.format(limit)));
