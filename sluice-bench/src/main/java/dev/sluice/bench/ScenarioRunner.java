@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 
 /**
@@ -42,26 +43,34 @@ final class ScenarioRunner {
      * @param poolSize     connections of the pool Sluice runs on; all are opened up front
      * @param allowDestroy whether the scenario's Sluice may destroy streams (to free space between runs)
      * @param starter      starts the temporary server when there is no URL
+     * @param client       settings of the scenario's client beyond the runner's own (the identity for most)
      */
-    record Setup(String databaseUrl, String what, int poolSize, boolean allowDestroy, ServerStarter starter) {
+    record Setup(String databaseUrl, String what, int poolSize, boolean allowDestroy, ServerStarter starter,
+                 UnaryOperator<Sluice.Builder> client) {
         Setup {
             Objects.requireNonNull(what, "what");
             Objects.requireNonNull(starter, "starter");
+            Objects.requireNonNull(client, "client");
         }
 
         /** On {@code databaseUrl} or a temporary embedded PostgreSQL, streams destroyable. */
         static Setup of(String databaseUrl, String what, int poolSize) {
-            return new Setup(databaseUrl, what, poolSize, true, EMBEDDED);
+            return new Setup(databaseUrl, what, poolSize, true, EMBEDDED, UnaryOperator.identity());
         }
 
         /** The same without {@code allowDestroy}. */
         Setup keepingStreams() {
-            return new Setup(databaseUrl, what, poolSize, false, starter);
+            return new Setup(databaseUrl, what, poolSize, false, starter, client);
         }
 
         /** The same with another temporary server. */
         Setup startingWith(ServerStarter s) {
-            return new Setup(databaseUrl, what, poolSize, allowDestroy, s);
+            return new Setup(databaseUrl, what, poolSize, allowDestroy, s, client);
+        }
+
+        /** The same with {@code settings} applied to the client's builder after the runner's own. */
+        Setup withClient(UnaryOperator<Sluice.Builder> settings) {
+            return new Setup(databaseUrl, what, poolSize, allowDestroy, starter, settings);
         }
     }
 
@@ -164,8 +173,8 @@ final class ScenarioRunner {
                 // Sluice runs on a pool, as its docs recommend for anything but one-off tools: without one
                 // every transaction would open a connection, which measures the DataSource, not Sluice.
                 try (HikariDataSource pool = Bench.pool(ds, setup.poolSize(), NAME);
-                     Sluice sluice = Sluice.builder().dataSource(pool).schema(schema)
-                             .allowDestroy(setup.allowDestroy()).clientId(NAME).build()) {
+                     Sluice sluice = setup.client().apply(Sluice.builder().dataSource(pool).schema(schema)
+                             .allowDestroy(setup.allowDestroy()).clientId(NAME)).build()) {
                     result = scenario.measure(new Context(url, ds, admin, schema, env, listener, sluice));
                 }
             } catch (Throwable e) {

@@ -87,10 +87,34 @@ class ScenarioJsonTest {
         return lines(r.runLines(), r.summary());
     }
 
+    static List<String> soak() {
+        Map<String, Long> dead = new LinkedHashMap<>();
+        dead.put("message_log_1", 12L);
+        dead.put("consumer_group_cursor_1", 345L);
+        dead.put("control_plane", 6L);
+        List<SoakBenchmark.Row> rows = List.of(
+                new SoakBenchmark.Row(1, 60.0123, 1999.96, 1998.123, 2.3456, 9.8765, 3, 150_000_000, 1_000_000, 4, 1L, dead,
+                        false),
+                new SoakBenchmark.Row(2, 120.004, 2000.04, 2000.01, 2.5, 10.25, 0, 160_000_000, 1_100_000, 5, 30_001L, dead,
+                        true),
+                new SoakBenchmark.Row(3, 180.0, 2000, 2001.5, Double.NaN, Double.NaN, 0, 170_000_000, 1_200_000, 5, null,
+                        dead, false));
+        SoakBenchmark.Options plain = SoakBenchmark.Options.defaults().withDuration(Duration.ofMinutes(3));
+        SoakBenchmark.Result a = new SoakBenchmark.Result(plain, ENV, 1, rows, 180.0123, 360_000, 360_000, 359_990, 0, 2,
+                0, 0, 2.3456, 9.8765, null, null);
+        SoakBenchmark.Options pinned = plain.withPin(Duration.ofMinutes(1), Duration.ofSeconds(30));
+        SoakBenchmark.Result b = new SoakBenchmark.Result(pinned, ENV, 1, rows, 180.0, 360_000, 359_999, 359_000, 1, 0, 1,
+                0, 2.5, 12.3456, new SoakBenchmark.Pin("1234", 30.0012, true, 9.8765, 40.125, 10.5, 2000.0, 1900.04),
+                "boom");
+        List<String> out = new ArrayList<>(lines(a.runLines(), a.summary()));
+        out.addAll(lines(b.runLines(), b.summary()));
+        return out;
+    }
+
     @Test
     void everyScenarioPrintsTheSameLinesAsBefore() throws Exception {
         List<String> actual = new ArrayList<>();
-        for (List<String> l : List.of(produce(), e2e(), queue(), latency(), idle(), backlog())) {
+        for (List<String> l : List.of(produce(), e2e(), queue(), latency(), idle(), backlog(), soak())) {
             actual.addAll(l);
         }
         List<String> expected;
