@@ -51,8 +51,8 @@ class MigrationGateTest {
         assertThat(fingerprint(db, schema)).isEqualTo(before);
         assertThat(sluice.migrations().status().get(0)).satisfies(s -> {
             assertThat(s.state()).isEqualTo(MigrationStatus.State.NEWER);
-            assertThat(s.databaseVersion()).isEqualTo(3);
-            assertThat(s.codeVersion()).isEqualTo(2);
+            assertThat(s.databaseVersion()).isEqualTo(SchemaSteps.RELEASED.codeVersion(Scope.SYSTEM) + 1);
+            assertThat(s.codeVersion()).isEqualTo(SchemaSteps.RELEASED.codeVersion(Scope.SYSTEM));
         });
     }
 
@@ -107,7 +107,7 @@ class MigrationGateTest {
         List<MigrationStatus> after = strict.migrations().up();
         assertThat(after).allSatisfy(s -> assertThat(s.state()).isEqualTo(MigrationStatus.State.CURRENT));
         assertThat(new PgCatalog(db, schema).tables()).contains("gate_probe");
-        assertThat(strict.system().get()).map(SystemInfo::version).contains(3);
+        assertThat(strict.system().get()).map(SystemInfo::version).contains(SchemaSteps.RELEASED.codeVersion(Scope.SYSTEM) + 1);
         // The released code now sees a newer database.
         assertCode(ErrorCode.DATABASE_NEWER, () -> client(db, schema, SchemaSteps.RELEASED, true).system().get());
     }
@@ -126,7 +126,7 @@ class MigrationGateTest {
 
         Sluice released = client(db, schema, SchemaSteps.RELEASED, true);
         assertThat(released.schedule("s").register(spec).spec()).isEqualTo(spec);
-        assertThat(released.system().get()).map(SystemInfo::version).contains(2);
+        assertThat(released.system().get()).map(SystemInfo::version).contains(SchemaSteps.RELEASED.codeVersion(Scope.SYSTEM));
         assertThat(new PgCatalog(db, schema).columns("schedule_config")).containsKeys("target_kind", "target_queue", "zone",
                 "misfire", "catch_up_max");
     }

@@ -62,8 +62,11 @@ public final class WorkerConfigs {
      */
     long resolve(Connection c, WorkerKey key) throws SQLException {
         if (!key.systemOwned()) {
-            return Sql.first(c, sql.groupWorker, rs -> rs.getLong(1), key.stream(), key.name())
-                    .orElseThrow(() -> notFound(key));
+            java.util.Optional<Long> id = Sql.first(c, sql.groupWorker, rs -> rs.getLong(1), key.stream(), key.name());
+            if (id.isEmpty() && Sql.update(c, sql.ensureGroupWorker, key.stream(), key.name()) > 0) {
+                id = Sql.first(c, sql.groupWorker, rs -> rs.getLong(1), key.stream(), key.name());
+            }
+            return id.orElseThrow(() -> notFound(key));
         }
         int target = key.kind().equals(WorkerKey.MANAGER) ? 1 : -1;
         Object[] row = Sql.first(c, sql.upsertSystemWorker, rs -> new Object[] {rs.getLong(1), rs.getBoolean(3)},

@@ -28,6 +28,11 @@ final class WorkerSql {
     final String logWorker;
     /** A group's consumer worker. Parameters: stream name, group name. Returns id, target. */
     final String groupWorker;
+    /**
+     * Creates a group's consumer worker when it is missing (a group written by an older or a hand-made installation).
+     * Parameters: stream name, group name.
+     */
+    final String ensureGroupWorker;
     /** A system worker by name. Parameters: name. Returns id, target. */
     final String systemWorker;
     /** Sets a worker's target. Parameters: target, worker id. */
@@ -90,6 +95,11 @@ final class WorkerSql {
                 SELECT w.id, w.target_instances FROM %1$s w
                 JOIN %2$s g ON g.id = w.consumer_group_id JOIN %3$s s ON s.id = g.stream_id
                 WHERE s.name = ? AND g.name = ? AND w.name = 'consumer'
+                """.formatted(worker, q + ".consumer_group_config", q + ".stream_config");
+        this.ensureGroupWorker = """
+                INSERT INTO %1$s (name, consumer_group_id, target_instances)
+                SELECT 'consumer', g.id, -1 FROM %2$s g JOIN %3$s s ON s.id = g.stream_id WHERE s.name = ? AND g.name = ?
+                ON CONFLICT ON CONSTRAINT worker_config_name_per_owner DO NOTHING
                 """.formatted(worker, q + ".consumer_group_config", q + ".stream_config");
         this.systemWorker = "SELECT w.id, w.target_instances FROM " + worker + " w WHERE w.system_id IS NOT NULL AND w.name = ?";
         this.setTarget = "UPDATE " + worker + " SET target_instances = ?, updated_at = now() WHERE id = ?";
