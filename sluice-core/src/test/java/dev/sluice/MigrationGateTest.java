@@ -38,7 +38,8 @@ class MigrationGateTest {
         Sluice sluice = client(db, schema, SchemaSteps.RELEASED, true);
         sluice.stream("a").register();
         db.execute("INSERT INTO \"" + schema + "\".migration_log (system_id, scope, version, step, checksum, applied_by)"
-                + " SELECT id, 'system', 3, 'V003__future', 'abc', 'a newer sluice' FROM \"" + schema + "\".system_config");
+                + " SELECT id, 'system', " + (SchemaSteps.RELEASED.codeVersion(Scope.SYSTEM) + 1) + ", 'V999__future', 'abc',"
+                + " 'a newer sluice' FROM \"" + schema + "\".system_config");
         String before = fingerprint(db, schema);
 
         assertCode(ErrorCode.DATABASE_NEWER, () -> sluice.system().register());
