@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -19,9 +20,16 @@ import java.util.Set;
  * @param acceptVersions   schema versions the group claims; empty means the consuming payload type's
  *                         version ({@code byte[]} consumers accept every version). Others are skipped and counted.
  * @param maxRangeReclaims reclaims of one range before its messages are quarantined as individual rows (default 3)
+ * @param deadLetterRetention how long a dead letter is kept (from the time it went dead) before the janitor deletes it
+ *                         (default 14 days; {@code null} means the default). A dead letter also keeps its message's log
+ *                         partition from retention until it is redriven and resolved, purged, or swept
  */
 public record GroupConfig(StartPosition start, List<String> bindings, ConcurrencyPolicy concurrency, RetryPolicy retry,
-                          DeliveryLogMode deliveryLogMode, Set<Integer> acceptVersions, int maxRangeReclaims) {
+                          DeliveryLogMode deliveryLogMode, Set<Integer> acceptVersions, int maxRangeReclaims,
+                          Duration deadLetterRetention) {
+
+    /** Default retention of a group's dead letters. */
+    public static final Duration DEFAULT_DEAD_LETTER_RETENTION = Duration.ofDays(14);
 
     public GroupConfig {
         start = start == null ? StartPosition.beginning() : start;
@@ -29,6 +37,16 @@ public record GroupConfig(StartPosition start, List<String> bindings, Concurrenc
         concurrency = concurrency == null ? ConcurrencyPolicy.PARALLEL : concurrency;
         retry = retry == null ? RetryPolicy.DEFAULT : retry;
         acceptVersions = acceptVersions == null ? Set.of() : Set.copyOf(acceptVersions);
+        deadLetterRetention = deadLetterRetention == null ? DEFAULT_DEAD_LETTER_RETENTION : deadLetterRetention;
+        if (deadLetterRetention.isNegative() || deadLetterRetention.isZero()) {
+            throw new SluiceException(ErrorCode.INVALID_CONFIG, "deadLetterRetention must be positive (got " + deadLetterRetention + ")");
+        }
+        try {
+            deadLetterRetention.toNanos();
+        } catch (ArithmeticException e) {
+            throw new SluiceException(ErrorCode.INVALID_CONFIG,
+                    "deadLetterRetention must fit in a 64-bit count of nanoseconds (about 292 years)");
+        }
         for (Integer v : acceptVersions) {
             if (v == null || v < 1) {
                 throw new SluiceException(ErrorCode.INVALID_CONFIG, "accepted schema versions must be at least 1");
@@ -63,6 +81,7 @@ public record GroupConfig(StartPosition start, List<String> bindings, Concurrenc
         private DeliveryLogMode deliveryLogMode;
         private Set<Integer> acceptVersions = Set.of();
         private int maxRangeReclaims = 3;
+        private Duration deadLetterRetention = DEFAULT_DEAD_LETTER_RETENTION;
 
         private Builder() {
         }
@@ -107,8 +126,15 @@ public record GroupConfig(StartPosition start, List<String> bindings, Concurrenc
             return this;
         }
 
+        /** How long a dead letter is kept before the janitor deletes it (positive; default 14 days). */
+        public Builder deadLetterRetention(Duration retention) {
+            this.deadLetterRetention = Objects.requireNonNull(retention, "deadLetterRetention");
+            return this;
+        }
+
         public GroupConfig build() {
-            return new GroupConfig(start, bindings, concurrency, retry, deliveryLogMode, acceptVersions, maxRangeReclaims);
+            return new GroupConfig(start, bindings, concurrency, retry, deliveryLogMode, acceptVersions, maxRangeReclaims,
+                    deadLetterRetention);
         }
     }
 }

@@ -8,18 +8,21 @@ import java.util.Objects;
  * takes its default, and the newest declaration wins (see {@link Stream#register(StreamConfig)}).
  *
  * @param partitionSize          ids per {@code message_log} partition (default 1,000,000); immutable after creation
- * @param retention              how long messages are kept before the janitor may drop their partition; {@code null} keeps them forever
- *                               (default). <b>Not enforced yet:</b> the janitor has not landed, so the value is stored and shown
- *                               ({@code sluice stream get} says "not enforced yet") but nothing drops old messages
+ * @param retention              how long messages are kept: the janitor drops whole {@code message_log} partitions whose
+ *                               messages are all older, that every consumer group has committed past (see
+ *                               {@code allowDropPastCommitted}), that hold no exception row of any group, and that lie below
+ *                               the head's partition; {@code null} keeps messages forever (default). The elected manager runs
+ *                               the janitor (docs/maintenance.md)
  * @param allowDropPastCommitted whether retention may drop partitions some group has not committed yet (default false);
- *                               like retention, it takes effect with the janitor
+ *                               partitions holding exception rows (retries, dead letters) or open range leases are kept anyway
  * @param idempotencyKeyTtl      how long an idempotency key deduplicates produces (default 24 h). Enforced when producing
- *                               (an expired key is taken over by the next message with it); the sweep of expired key rows
- *                               comes with the janitor, so until then they stay stored
- * @param emptyCompactionHeadTtl how long an idle compaction key row without a head stays before it is swept (default 1 h).
- *                               <b>Not enforced yet:</b> the sweep comes with the janitor
+ *                               (an expired key is taken over by the next message with it); the janitor deletes expired key rows
+ * @param emptyCompactionHeadTtl how long an idle compaction key row without a head stays before the janitor deletes it
+ *                               (default 1 h)
  * @param deliveryLogMode        which delivery events are recorded (default {@link DeliveryLogMode#FAILURES})
  * @param maxPayloadBytes        largest accepted payload in bytes (default 1 MiB, at most 64 MiB)
+ * @param deliveryLogRetention   how long rows of {@code delivery_log_<id>} are kept before the janitor deletes them
+ *                               (default 7 days)
  */
 public record StreamConfig(
         long partitionSize,
@@ -28,7 +31,8 @@ public record StreamConfig(
         Duration idempotencyKeyTtl,
         Duration emptyCompactionHeadTtl,
         DeliveryLogMode deliveryLogMode,
-        int maxPayloadBytes) {
+        int maxPayloadBytes,
+        Duration deliveryLogRetention) {
 
     /** Default ids per partition. */
     public static final long DEFAULT_PARTITION_SIZE = 1_000_000L;
@@ -36,6 +40,8 @@ public record StreamConfig(
     public static final Duration DEFAULT_IDEMPOTENCY_KEY_TTL = Duration.ofHours(24);
     /** Default TTL of an empty compaction head row. */
     public static final Duration DEFAULT_EMPTY_COMPACTION_HEAD_TTL = Duration.ofHours(1);
+    /** Default retention of delivery-log rows. */
+    public static final Duration DEFAULT_DELIVERY_LOG_RETENTION = Duration.ofDays(7);
     /** Default payload limit: 1 MiB. */
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
     /** Largest payload limit a stream may set: 64 MiB. */
@@ -45,6 +51,7 @@ public record StreamConfig(
         Objects.requireNonNull(idempotencyKeyTtl, "idempotencyKeyTtl");
         Objects.requireNonNull(emptyCompactionHeadTtl, "emptyCompactionHeadTtl");
         Objects.requireNonNull(deliveryLogMode, "deliveryLogMode");
+        Objects.requireNonNull(deliveryLogRetention, "deliveryLogRetention");
         if (partitionSize < 1) {
             throw invalid("partitionSize must be at least 1 (got " + partitionSize + ")");
         }
@@ -57,6 +64,9 @@ public record StreamConfig(
         if (emptyCompactionHeadTtl.isNegative() || emptyCompactionHeadTtl.isZero()) {
             throw invalid("emptyCompactionHeadTtl must be positive (got " + emptyCompactionHeadTtl + ")");
         }
+        if (deliveryLogRetention.isNegative() || deliveryLogRetention.isZero()) {
+            throw invalid("deliveryLogRetention must be positive (got " + deliveryLogRetention + ")");
+        }
         if (maxPayloadBytes < 1 || maxPayloadBytes > MAX_MAX_PAYLOAD_BYTES) {
             throw invalid("maxPayloadBytes must be between 1 and " + MAX_MAX_PAYLOAD_BYTES + " (got " + maxPayloadBytes + ")");
         }
@@ -64,6 +74,7 @@ public record StreamConfig(
             retention = retention == null ? null : Duration.ofNanos(retention.toNanos());
             idempotencyKeyTtl.toNanos();
             emptyCompactionHeadTtl.toNanos();
+            deliveryLogRetention.toNanos();
         } catch (ArithmeticException e) {
             throw invalid("durations must fit in a 64-bit count of nanoseconds (about 292 years)");
         }
@@ -92,7 +103,8 @@ public record StreamConfig(
                 .idempotencyKeyTtl(idempotencyKeyTtl)
                 .emptyCompactionHeadTtl(emptyCompactionHeadTtl)
                 .deliveryLogMode(deliveryLogMode)
-                .maxPayloadBytes(maxPayloadBytes);
+                .maxPayloadBytes(maxPayloadBytes)
+                .deliveryLogRetention(deliveryLogRetention);
     }
 
     /** Builds a {@link StreamConfig}; unset fields take their defaults. */
@@ -104,6 +116,7 @@ public record StreamConfig(
         private Duration emptyCompactionHeadTtl = DEFAULT_EMPTY_COMPACTION_HEAD_TTL;
         private DeliveryLogMode deliveryLogMode = DeliveryLogMode.FAILURES;
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        private Duration deliveryLogRetention = DEFAULT_DELIVERY_LOG_RETENTION;
 
         private Builder() {
         }
@@ -114,7 +127,7 @@ public record StreamConfig(
             return this;
         }
 
-        /** Message retention; {@code null} keeps messages forever. Stored, not enforced until the janitor lands. */
+        /** Message retention; {@code null} keeps messages forever. The janitor drops whole partitions past it. */
         public Builder retention(Duration retention) {
             this.retention = retention;
             return this;
@@ -132,7 +145,7 @@ public record StreamConfig(
             return this;
         }
 
-        /** How long an empty compaction head row stays. Stored, not enforced until the janitor lands. */
+        /** How long an empty compaction head row stays before the janitor deletes it. */
         public Builder emptyCompactionHeadTtl(Duration ttl) {
             this.emptyCompactionHeadTtl = ttl;
             return this;
@@ -150,10 +163,16 @@ public record StreamConfig(
             return this;
         }
 
+        /** How long delivery-log rows are kept before the janitor deletes them. */
+        public Builder deliveryLogRetention(Duration retention) {
+            this.deliveryLogRetention = retention;
+            return this;
+        }
+
         /** Validates and builds; bad values raise {@link ErrorCode#INVALID_CONFIG}. */
         public StreamConfig build() {
             return new StreamConfig(partitionSize, retention, allowDropPastCommitted, idempotencyKeyTtl,
-                    emptyCompactionHeadTtl, deliveryLogMode, maxPayloadBytes);
+                    emptyCompactionHeadTtl, deliveryLogMode, maxPayloadBytes, deliveryLogRetention);
         }
     }
 }

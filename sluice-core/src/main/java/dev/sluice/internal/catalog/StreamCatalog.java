@@ -117,7 +117,7 @@ public final class StreamCatalog {
      */
     public StreamInfo requireUsable(String name) {
         StreamInfo info = require(name);
-        int code = migrator.steps().codeVersion(dev.sluice.internal.schema.Scope.STREAM);
+        int code = familyCodeVersion();
         if (info.familyVersion() < code) {
             throw new SluiceException(ErrorCode.DATABASE_OLDER, "stream '" + name + "' is at migration version "
                     + info.familyVersion() + " but this code needs " + code + "; run 'sluice migrate up'");
@@ -127,6 +127,11 @@ public final class StreamCatalog {
                     + info.familyVersion() + " but this code knows versions up to " + code);
         }
         return info;
+    }
+
+    /** The stream-family migration version this code works with; a family at another version is not usable. */
+    public int familyCodeVersion() {
+        return migrator.steps().codeVersion(dev.sluice.internal.schema.Scope.STREAM);
     }
 
     /** The quoted schema, for building family table names. */

@@ -30,9 +30,16 @@ final class StreamRows {
                 .emptyCompactionHeadTtl(Duration.ofNanos(rs.getLong("empty_compaction_head_ttl_ns")))
                 .deliveryLogMode(DeliveryLogMode.parse(rs.getString("delivery_log_mode")))
                 .maxPayloadBytes(rs.getInt("max_payload_bytes"))
+                .deliveryLogRetention(durationOr(rs.getString("delivery_log_retention"),
+                        StreamConfig.DEFAULT_DELIVERY_LOG_RETENTION))
                 .build();
         return new StreamInfo(rs.getLong("id"), rs.getString("name"), config, rs.getInt("family_version"),
                 rs.getTimestamp("created_at").toInstant(), rs.getTimestamp("updated_at").toInstant());
+    }
+
+    /** An ISO-8601 duration from the stored document, or {@code fallback} when the document has none (older documents). */
+    private static Duration durationOr(String iso, Duration fallback) {
+        return iso == null ? fallback : Duration.parse(iso);
     }
 
     /** Binds the seven config columns and the config document starting at {@code index}; returns the next index. */
@@ -62,6 +69,7 @@ final class StreamRows {
         doc.put("empty_compaction_head_ttl", config.emptyCompactionHeadTtl().toString());
         doc.put("delivery_log_mode", config.deliveryLogMode().sqlValue());
         doc.put("max_payload_bytes", config.maxPayloadBytes());
+        doc.put("delivery_log_retention", config.deliveryLogRetention().toString());
         try {
             return JSON.writeValueAsString(doc);
         } catch (JsonProcessingException e) {

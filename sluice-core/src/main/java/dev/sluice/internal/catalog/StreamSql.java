@@ -5,10 +5,15 @@ package dev.sluice.internal.catalog;
  * ({@code q} is the quoted schema; every value is a bind parameter). {@link StreamCatalog} is their only user.
  */
 final class StreamSql {
-    /** The columns {@link StreamRows#info} reads, plus the family version from the migration ledger. */
+    /**
+     * The columns {@link StreamRows#info} reads, plus the family version from the migration ledger. Settings added
+     * after the first release without a column of their own ({@code delivery_log_retention}) are read from the
+     * stored document; a document from before them has no such key and reads as the default.
+     */
     private static final String COLUMNS = """
             s.id, s.name, s.partition_size, s.retention_ttl_ns, s.allow_drop_past_committed, s.idempotency_key_ttl_ns,
             s.empty_compaction_head_ttl_ns, s.delivery_log_mode, s.max_payload_bytes, s.created_at, s.updated_at,
+            s.config ->> 'delivery_log_retention' AS delivery_log_retention,
             (SELECT coalesce(max(m.version), 0) FROM %1$s.migration_log m WHERE m.stream_id = s.id) AS family_version""";
 
     /** Every stream, by name. */

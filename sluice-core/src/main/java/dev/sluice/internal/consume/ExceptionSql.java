@@ -69,6 +69,35 @@ final class ExceptionSql {
     /** As {@link #purgeAll}, for the given ids only. Parameters: group, ids. */
     final String purgeIds;
 
+    /**
+     * The janitor's sweep of old dead letters: up to a batch of the group's dead rows that went dead more than the
+     * group's dead-letter retention ago, picked in message-id order by {@code exception_queue_<id>_dead_idx} with
+     * {@code FOR UPDATE SKIP LOCKED} (an operator's redrive or purge may hold them), the condition re-checked in the
+     * DELETE (a row redriven meanwhile is no longer dead and stays). Parameters: group, group, retention seconds,
+     * limit, retention seconds.
+     */
+    final String deleteOldDeadLetters;
+
+    /** When the group's oldest dead letter went dead (null when it has none). Parameter: group. */
+    final String oldestDeadLetter;
+
+    /**
+     * The janitor's sweep of the delivery log: up to a batch of events older than the stream's delivery-log
+     * retention, oldest first ({@code delivery_log_<id>_attempted_at_idx}). The log is append-only; SKIP LOCKED only
+     * keeps two sweeps from queueing on each other. Parameters: retention seconds, limit.
+     */
+    final String deleteOldDeliveryLog;
+
+    /** The time of the oldest delivery event (null when there is none). */
+    final String oldestDeliveryLog;
+
+    /**
+     * Whether any group of the stream has an exception row (ready, deferred, inflight or dead) for a message in
+     * {@code [low, high)}: such a row keeps its message's log partition from retention. One primary-key range probe
+     * per group. Parameters: stream id, low, high.
+     */
+    final String rowsInRange;
+
     ExceptionSql(FamilyTables t) {
         for (ConcurrencyPolicy p : ConcurrencyPolicy.values()) {
             claimRows.put(p, buildClaimRows(t, p));
@@ -127,6 +156,17 @@ final class ExceptionSql {
         String purge = "DELETE FROM " + t.exceptionQueue() + " WHERE consumer_group_id = ? AND status = 'dead'";
         this.purgeAll = purge;
         this.purgeIds = purge + " AND message_id = ANY(?)";
+        String deadOld = "status = 'dead' AND dead_at < now() - make_interval(secs => ?)";
+        this.deleteOldDeadLetters = "DELETE FROM " + t.exceptionQueue() + " WHERE consumer_group_id = ? AND message_id IN ("
+                + "SELECT message_id FROM " + t.exceptionQueue() + " WHERE consumer_group_id = ? AND " + deadOld
+                + " ORDER BY message_id LIMIT ? FOR UPDATE SKIP LOCKED) AND " + deadOld;
+        this.oldestDeadLetter = "SELECT min(dead_at) FROM " + t.exceptionQueue() + " WHERE consumer_group_id = ? AND status = 'dead'";
+        this.deleteOldDeliveryLog = "DELETE FROM " + t.deliveryLog() + " WHERE id IN (SELECT id FROM " + t.deliveryLog()
+                + " WHERE attempted_at < now() - make_interval(secs => ?) ORDER BY attempted_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+        this.oldestDeliveryLog = "SELECT min(attempted_at) FROM " + t.deliveryLog();
+        this.rowsInRange = "SELECT EXISTS (SELECT 1 FROM " + t.quotedSchema() + ".consumer_group_config g WHERE g.stream_id = ?"
+                + " AND EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id"
+                + "   AND e.message_id >= ? AND e.message_id < ? AND e.status IN ('ready', 'deferred', 'inflight', 'dead')))";
     }
 
     /**

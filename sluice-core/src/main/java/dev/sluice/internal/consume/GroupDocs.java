@@ -24,6 +24,11 @@ import java.util.TreeSet;
  */
 final class GroupDocs {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * The document's key for {@link GroupConfig#deadLetterRetention()} (ISO-8601); absent means the default, so
+     * documents stored before the field existed read as the default. The janitor reads it in SQL.
+     */
+    static final String DEAD_LETTER_RETENTION = "dead_letter_retention";
 
     private GroupDocs() {
     }
@@ -67,6 +72,9 @@ final class GroupDocs {
         }
         if (c.maxRangeReclaims() != 3) {
             doc.put("max_range_reclaims", c.maxRangeReclaims());
+        }
+        if (!c.deadLetterRetention().equals(GroupConfig.DEFAULT_DEAD_LETTER_RETENTION)) {
+            doc.put(DEAD_LETTER_RETENTION, c.deadLetterRetention().toString());
         }
         try {
             return JSON.writeValueAsString(doc);
@@ -114,6 +122,10 @@ final class GroupDocs {
             }
             if (doc.has("max_range_reclaims")) {
                 b.maxRangeReclaims(doc.get("max_range_reclaims").asInt());
+            }
+            JsonNode deadLetterRetention = doc.get(DEAD_LETTER_RETENTION);
+            if (deadLetterRetention != null && !deadLetterRetention.isNull()) {
+                b.deadLetterRetention(Duration.parse(deadLetterRetention.asText()));
             }
             return b.build();
         } catch (JsonProcessingException e) {

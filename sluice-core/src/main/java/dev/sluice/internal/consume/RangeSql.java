@@ -118,6 +118,18 @@ final class RangeSql {
      */
     final String groupList;
 
+    /**
+     * The lowest committed position over the stream's groups as of now ({@link #committedNow}), null when the stream
+     * has no group (read-only; retention keeps every partition above it). Parameter: stream id.
+     */
+    final String lowestCommitted;
+
+    /**
+     * Whether a range lease of any group of the stream (live, or expired and not yet taken over) overlaps ids
+     * {@code [low, high)} (read-only). Parameters: stream id, high, low.
+     */
+    final String leasesInRange;
+
     RangeSql(FamilyTables t) {
         this.t = t;
         String head = MessageSql.head(t);
@@ -217,6 +229,11 @@ final class RangeSql {
                 + " FROM " + t.quotedSchema() + ".consumer_group_config g CROSS JOIN LATERAL (SELECT * FROM " + t.consumerGroupCursor()
                 + "   WHERE consumer_group_id = g.id ORDER BY seq DESC LIMIT 1) c"
                 + " WHERE g.stream_id = ? AND (?::text IS NULL OR g.name = ?) ORDER BY g.name";
+        String groupsWithCursor = " FROM " + t.quotedSchema() + ".consumer_group_config g CROSS JOIN LATERAL (SELECT * FROM "
+                + t.consumerGroupCursor() + " WHERE consumer_group_id = g.id ORDER BY seq DESC LIMIT 1) c WHERE g.stream_id = ?";
+        this.lowestCommitted = "SELECT min(" + committedNow(t, "c") + ")" + groupsWithCursor;
+        this.leasesInRange = "SELECT EXISTS (SELECT 1" + groupsWithCursor + " AND EXISTS (SELECT 1 FROM " + t.claimLease() + " l"
+                + "   WHERE l.consumer_group_id = g.id AND l.low > c.committed AND l.low < ? AND l.high >= ?))";
     }
 
     /**

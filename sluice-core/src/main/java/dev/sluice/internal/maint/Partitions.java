@@ -31,12 +31,20 @@ public final class Partitions {
             WHERE i.inhparent = to_regclass(?)
             """;
 
+    private static final String BOUNDS = """
+            SELECT k.relname,
+                   substring(pg_get_expr(k.relpartbound, k.oid) FROM 'FROM \\(''?(-?[0-9]+)''?\\)')::numeric AS low,
+                   substring(pg_get_expr(k.relpartbound, k.oid) FROM 'TO \\(''?(-?[0-9]+)''?\\)')::numeric AS high
+            FROM pg_inherits i JOIN pg_class k ON k.oid = i.inhrelid WHERE i.inhparent = to_regclass(?)
+            ORDER BY 2
+            """;
+
     private Partitions() {
     }
 
     /**
-     * Ensures partitions exist from the one holding {@code headId} through {@link #AHEAD} more, and
-     * every one below them down to the lowest existing partition (or 0). Idempotent.
+     * Ensures partitions exist from the one holding {@code headId} through {@link #AHEAD} more (filling a gap
+     * down to the highest existing partition below, never lower). Idempotent.
      *
      * @return the number of partitions created
      */
@@ -46,7 +54,7 @@ public final class Partitions {
 
     /**
      * Ensures partitions cover every id from {@code headId} up to {@code upToId}, plus {@link #AHEAD}
-     * partitions beyond, with no holes down to the lowest existing partition. Idempotent.
+     * partitions beyond, with no holes down to the highest existing partition below the head's. Idempotent.
      *
      * @return the number of partitions created
      */
@@ -59,7 +67,7 @@ public final class Partitions {
 
     /**
      * Ensures partitions exist from the one holding {@code headId} through {@code partitionsAhead} more
-     * (never fewer than the producers keep ahead), with no holes down to the lowest existing partition.
+     * (never fewer than the producers keep ahead), with no holes down to the highest existing partition below.
      * Idempotent; the caller holds {@link #lock}.
      *
      * @return the names (unqualified) of the partitions created, in id order
@@ -72,17 +80,16 @@ public final class Partitions {
     }
 
     /** Partitions kept past the head's: {@link #AHEAD}, and enough for {@link #AHEAD_IDS} ids. */
-    private static long minimumAhead(long partitionSize) {
+    static long minimumAhead(long partitionSize) {
         return Math.max(AHEAD, (AHEAD_IDS + partitionSize - 1) / partitionSize);
     }
 
     private static List<String> ensureRange(Connection c, FamilyTables family, long partitionSize, long headIndex,
                                             long lastIndex) throws SQLException {
-        long firstIndex = lowestExisting(c, family, partitionSize).orElse(0L);
         // One catalog read rather than one per partition: a long-lived stream has many.
         Set<String> existing = attached(c, family);
         List<String> created = new ArrayList<>();
-        for (long k = Math.min(firstIndex, headIndex); k <= lastIndex; k++) {
+        for (long k = firstToEnsure(family, existing, headIndex); k <= lastIndex; k++) {
             String name = family.messageLogPartition(k);
             String table = name.substring(name.lastIndexOf('.') + 1);
             if (!existing.contains(table) && create(c, family, partitionSize, k)) {
@@ -90,6 +97,30 @@ public final class Partitions {
             }
         }
         return created;
+    }
+
+    /**
+     * Where creation starts: at the highest existing partition at or below the head's (so a gap between the
+     * partitions and a head that jumped ahead is filled), or at the head's when none exists below it. Never lower:
+     * ids below the head are drawn already, and holes lower down are partitions retention dropped (docs/maintenance.md),
+     * which must not come back.
+     */
+    private static long firstToEnsure(FamilyTables family, Set<String> existing, long headIndex) {
+        String prefix = "message_log_" + family.streamId() + "_";
+        long highestBelow = -1;
+        for (String table : existing) {
+            if (table.startsWith(prefix)) {
+                try {
+                    long k = Long.parseLong(table.substring(prefix.length()));
+                    if (k <= headIndex && k > highestBelow) {
+                        highestBelow = k;
+                    }
+                } catch (NumberFormatException e) {
+                    // not one of ours
+                }
+            }
+        }
+        return highestBelow < 0 ? headIndex : highestBelow;
     }
 
     /**
@@ -140,18 +171,29 @@ public final class Partitions {
         }
     }
 
-    private static java.util.OptionalLong lowestExisting(Connection c, FamilyTables family, long size) throws SQLException {
-        // Partition bounds come from the catalog, so this works whatever partitions retention has dropped.
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT min(substring(pg_get_expr(k.relpartbound, k.oid) FROM 'FROM \\(''?(-?[0-9]+)''?\\)')::numeric)"
-                        + " FROM pg_inherits i JOIN pg_class k ON k.oid = i.inhrelid WHERE i.inhparent = to_regclass(?)")) {
+    /** One attached partition of the log: its table (unqualified) and its id bounds {@code [low, high)}. */
+    public record Bound(String table, long low, long high) {
+    }
+
+    /**
+     * The log's attached partitions with their bounds, from the catalog (so this works whatever partitions
+     * retention has dropped), in id order. An unbounded upper end ({@code MAXVALUE}) reads as {@link Long#MAX_VALUE}.
+     */
+    public static List<Bound> bounds(Connection c, FamilyTables family) throws SQLException {
+        List<Bound> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(BOUNDS)) {
             ps.setString(1, family.messageLog());
             try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                java.math.BigDecimal low = rs.getBigDecimal(1);
-                return low == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(low.longValue() / size);
+                while (rs.next()) {
+                    java.math.BigDecimal low = rs.getBigDecimal(2);
+                    java.math.BigDecimal high = rs.getBigDecimal(3);
+                    if (low != null) {
+                        out.add(new Bound(rs.getString(1), low.longValue(), high == null ? Long.MAX_VALUE : high.longValue()));
+                    }
+                }
             }
         }
+        return out;
     }
 
     private static boolean create(Connection c, FamilyTables family, long size, long index) throws SQLException {
@@ -188,6 +230,34 @@ public final class Partitions {
             }
         }
         return true;
+    }
+
+    private static final String SCHEMA_COVERAGE = """
+            SELECT p.relname,
+                   max(substring(pg_get_expr(k.relpartbound, k.oid) FROM 'TO \\(''?(-?[0-9]+)''?\\)')::numeric)
+            FROM pg_class p JOIN pg_namespace n ON n.oid = p.relnamespace
+                 JOIN pg_inherits i ON i.inhparent = p.oid JOIN pg_class k ON k.oid = i.inhrelid
+            WHERE n.nspname = ? AND p.relkind = 'p' AND p.relname ~ '^message_log_[0-9]+$'
+            GROUP BY p.relname
+            """;
+
+    /**
+     * {@link #coveredUpTo} of every stream log of the schema in one catalog read: stream id → the exclusive upper id
+     * bound of its highest partition. {@code schema} is the unquoted schema name.
+     */
+    public static java.util.Map<Long, Long> coverageOfSchema(Connection c, String schema) throws SQLException {
+        java.util.Map<Long, Long> out = new java.util.HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(SCHEMA_COVERAGE)) {
+            ps.setString(1, schema);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    java.math.BigDecimal high = rs.getBigDecimal(2);
+                    long id = Long.parseLong(rs.getString(1).substring("message_log_".length()));
+                    out.put(id, high == null ? 0 : high.longValue());
+                }
+            }
+        }
+        return out;
     }
 
     /** The number of partitions the log has now. */

@@ -70,4 +70,39 @@ final class ProduceSql {
     static String originalIds(FamilyTables t) {
         return "SELECT key, message_id FROM " + t.idempotencyKey() + " WHERE key = ANY(?::uuid[])";
     }
+
+    /**
+     * The janitor's statements on {@code idempotency_key_<id>} and {@code compaction_head_<id>} (this package owns
+     * both tables), built once per stream ({@link ProduceSweeps}). Deletes move at most a batch, picked by key from a
+     * {@code LIMIT}ed subselect with {@code FOR UPDATE SKIP LOCKED} (a producer may hold the row), and re-check their
+     * condition in the DELETE itself: under READ COMMITTED a row a producer updated meanwhile is re-evaluated, so a
+     * key taken over or a head that got a winner survives.
+     */
+    static final class Sweeps {
+        /**
+         * Deletes up to a batch of keys older than the TTL, oldest first ({@code idempotency_key_<id>_created_at_idx}),
+         * by the produce path's own rule ({@code created_at < now() - ttl}). Parameters: ttl seconds, limit, ttl seconds.
+         */
+        final String deleteExpiredKeys;
+        /** The oldest key's creation time (null when there is none): a min over the created_at index. */
+        final String oldestKey;
+        /**
+         * Deletes up to a batch of empty heads ({@code message_id IS NULL}) not updated within the TTL, by the partial
+         * index {@code compaction_head_<id>_empty_idx}. Parameters: ttl seconds, limit, ttl seconds.
+         */
+        final String deleteEmptyHeads;
+        /** The oldest empty head's last update (null when there is none), from the same partial index. */
+        final String oldestEmptyHead;
+
+        Sweeps(FamilyTables t) {
+            String keyExpired = "created_at < now() - make_interval(secs => ?)";
+            this.deleteExpiredKeys = "DELETE FROM " + t.idempotencyKey() + " WHERE key IN (SELECT key FROM " + t.idempotencyKey()
+                    + " WHERE " + keyExpired + " ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED) AND " + keyExpired;
+            this.oldestKey = "SELECT min(created_at) FROM " + t.idempotencyKey();
+            String headIdle = "message_id IS NULL AND updated_at < now() - make_interval(secs => ?)";
+            this.deleteEmptyHeads = "DELETE FROM " + t.compactionHead() + " WHERE compaction_key IN (SELECT compaction_key FROM "
+                    + t.compactionHead() + " WHERE " + headIdle + " ORDER BY updated_at LIMIT ? FOR UPDATE SKIP LOCKED) AND " + headIdle;
+            this.oldestEmptyHead = "SELECT min(updated_at) FROM " + t.compactionHead() + " WHERE message_id IS NULL";
+        }
+    }
 }
