@@ -128,6 +128,9 @@ public final class IdleBenchmark {
      * @param autovacuumRuns      autovacuum and autoanalyze runs on the database's tables in the window
      * @param statementWalRecords WAL records written by the counted statements (null without pg_stat_statements);
      *                            0 means no client statement wrote anything, so none took a transaction id
+     * @param writes              calls of the counted statements that wrote WAL (null without pg_stat_statements): in
+     *                            an idle window the fleet heartbeat and the manager's passes; the benchmark runs
+     *                            one process, so this over the window is the per-process write rate
      * @param topStatements       the most frequent statements of the window (calls, query text shortened)
      * @param deliveries          handler calls of the idle consumers (must be 0: nothing was produced)
      * @param threadsBaseline     live JVM threads of this process after the groups were registered, before any
@@ -139,7 +142,7 @@ public final class IdleBenchmark {
      */
     public record Result(Options options, ProduceBenchmark.Environment environment, double seconds,
                          String statementSource, long statements, long transactions, long xids, long autovacuumRuns,
-                         Long statementWalRecords, List<Map<String, Object>> topStatements, long deliveries,
+                         Long statementWalRecords, Long writes, List<Map<String, Object>> topStatements, long deliveries,
                          int threadsBaseline, int threads, long heapBaselineBytes, long heapBytes)
             implements ScenarioResult {
         public Result {
@@ -149,6 +152,11 @@ public final class IdleBenchmark {
         /** Statements per second per idle group. */
         public double statementsPerSecondPerGroup() {
             return statements / seconds / options.groups();
+        }
+
+        /** Writing statements per second of the one consuming process (null without pg_stat_statements). */
+        public Double writesPerSecondPerProcess() {
+            return writes == null ? null : writes / seconds;
         }
 
         /** Transaction ids per second per idle group. */
@@ -177,6 +185,7 @@ public final class IdleBenchmark {
             m.put("xids", xids);
             m.put("autovacuum_runs", autovacuumRuns);
             m.put("statement_wal_records", statementWalRecords);
+            m.put("writes", writes);
             m.put("window_s", BenchJson.round(seconds, 3));
             m.put("top_statements", topStatements);
             putFootprint(m);
@@ -197,6 +206,7 @@ public final class IdleBenchmark {
             m.put("xids", xids);
             m.put("autovacuum_runs", autovacuumRuns);
             m.put("statement_wal_records", statementWalRecords);
+            m.put("writes_per_s_per_process", writes == null ? null : BenchJson.round(writesPerSecondPerProcess(), 4));
             m.put("warmup_s", options.warmup().toNanos() / 1e9);
             m.put("embedded", environment.embedded());
             putFootprint(m);
@@ -291,7 +301,7 @@ public final class IdleBenchmark {
             // The peak of the window, then the heap with every consumption still running.
             ClientFootprint during = ClientFootprint.now();
             r = new Result(o, c.environment(), w.seconds(), w.source(), w.statements(), w.transactions(), w.xids(),
-                    w.autovacuumRuns(), w.walRecords(), w.top(), deliveries.get(), before.threads(),
+                    w.autovacuumRuns(), w.walRecords(), w.writes(), w.top(), deliveries.get(), before.threads(),
                     during.peakThreads(), before.usedHeap(), during.usedHeap());
         } finally {
             consumptions.forEach(Consumption::close);
@@ -334,7 +344,7 @@ public final class IdleBenchmark {
 
     /** What the server executed in the window. */
     private record Window(double seconds, String source, long statements, long transactions, long xids,
-                          long autovacuumRuns, Long walRecords, List<Map<String, Object>> top) {
+                          long autovacuumRuns, Long walRecords, Long writes, List<Map<String, Object>> top) {
     }
 
     private Window window(Connection admin, String pgss, Options o) throws SQLException {
@@ -354,6 +364,7 @@ public final class IdleBenchmark {
         long transactions = Math.max(0, after.transactions() - before.transactions() - meterTransactions);
         long statements;
         Long walRecords = null;
+        Long writes = null;
         List<Map<String, Object>> top = new ArrayList<>();
         String source;
         if (pgss != null) {
@@ -371,6 +382,9 @@ public final class IdleBenchmark {
             // window's xids were the server's own (autovacuum's ANALYZE of catalogs, for instance).
             walRecords = after.wal().entrySet().stream()
                     .mapToLong(e -> Math.max(0, e.getValue() - before.wal().getOrDefault(e.getKey(), 0L))).sum();
+            // Calls of the statements that wrote WAL in the window: the writes of the idle process.
+            writes = delta.entrySet().stream().filter(e -> after.wal().getOrDefault(e.getKey(), 0L)
+                    - before.wal().getOrDefault(e.getKey(), 0L) > 0).mapToLong(Map.Entry::getValue).sum();
             delta.entrySet().stream().sorted(Map.Entry.<Long, Long>comparingByValue(Comparator.reverseOrder())).limit(10)
                     .forEach(e -> {
                         Map<String, Object> s = new LinkedHashMap<>();
@@ -386,7 +400,7 @@ public final class IdleBenchmark {
         // xid1 is the end read's own id; xid0 + 1 .. xid1 - 1 were taken by everybody else.
         long xids = Math.max(0, xid1 - xid0 - 1);
         return new Window(seconds, source, statements, transactions, xids,
-                Math.max(0, after.autovacuum() - before.autovacuum()), walRecords, top);
+                Math.max(0, after.autovacuum() - before.autovacuum()), walRecords, writes, top);
     }
 
     private static Snapshot snapshot(Connection admin, String pgss) throws SQLException {

@@ -75,7 +75,7 @@ class ScenarioJsonTest {
         Map<String, Object> top = new LinkedHashMap<>();
         top.put("calls", 40L);
         top.put("query", "SELECT 1");
-        IdleBenchmark.Result r = new IdleBenchmark.Result(o, ENV, 60.0123, "pg_stat_statements", 40, 45, 7, 7, 0L,
+        IdleBenchmark.Result r = new IdleBenchmark.Result(o, ENV, 60.0123, "pg_stat_statements", 40, 45, 7, 7, 0L, 6L,
                 List.of(top), 0, 20, 32, 1_000_000, 1_030_001);
         return lines(r.runLines(), r.summary());
     }
