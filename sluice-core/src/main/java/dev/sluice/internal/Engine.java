@@ -99,7 +99,8 @@ public final class Engine implements AutoCloseable {
         this.scheduleStore = new ScheduleStore(db, schema, migrator, jobStore, streamProducers);
         this.logReader = new dev.sluice.internal.consume.LogReader(db, streamCatalog);
         this.maintenancePass = new dev.sluice.internal.manager.MaintenancePass(db, schema, streamCatalog.quotedSchema(),
-                new dev.sluice.internal.fleet.FleetSweeps(db, workerConfigs), java.util.List::of, jobStore,
+                new dev.sluice.internal.fleet.FleetSweeps(db, workerConfigs),
+                new dev.sluice.internal.maint.Janitor(db, schema, streamCatalog)::sweep, jobStore,
                 streamCatalog::list, groupRegistry::list, () -> jobStore.listing().queues(), settings.snapshotRetention());
     }
 
