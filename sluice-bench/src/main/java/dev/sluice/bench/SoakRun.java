@@ -76,7 +76,7 @@ final class SoakRun {
     private SoakBenchmark.Result run() throws SQLException {
         Stream<byte[]> stream = c.sluice().stream("bench.soak");
         StreamInfo info = stream.register(StreamConfig.builder().partitionSize(o.partitionSize()).retention(o.retention())
-                .idempotencyKeyTtl(o.retention()).build());
+                .idempotencyKeyTtl(o.retention()).deliveryLogRetention(o.retention()).build());
         ConsumerGroup<byte[]> group = stream.consumerGroup("soak");
         group.register(GroupConfig.defaults());
         SoakStorage storage = new SoakStorage(c.admin(), c.schema(), info.id());
