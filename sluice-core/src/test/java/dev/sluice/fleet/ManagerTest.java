@@ -68,10 +68,12 @@ class ManagerTest {
                 on.fleet().setTarget("manager", 0);
                 await().atMost(Duration.ofSeconds(5)).until(() -> !on.maintenance().holding());
                 assertThat(on.maintenance().status().paused()).isTrue();
-                Thread.sleep(500); // a pass that began before the gate shut ends
+                long shutAt = FleetTest.scalar(db, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::int8");
+                Thread.sleep(1_500); // over seven intervals: no pass may start while paused (one under way may end)
+                long lastStart = FleetTest.scalar(db, "SELECT (extract(epoch FROM max(started_at)) * 1000)::int8 FROM "
+                        + db.schema() + ".maintenance_sweep WHERE name = 'worker_instances'");
+                assertThat(lastStart).isLessThan(shutAt);
                 long runs = runs(on);
-                Thread.sleep(1_000); // five intervals: no pass while paused
-                assertThat(runs(on)).isEqualTo(runs);
                 on.fleet().setTarget("manager", 1);
                 await().atMost(Duration.ofSeconds(5)).until(() -> runs(on) > runs);
             }
@@ -104,8 +106,9 @@ class ManagerTest {
 
             MaintenanceReport r = sluice.maintenance().runOnce();
             assertThat(r.ok()).as(r.toString()).isTrue();
-            assertThat(r.sweeps()).extracting(SweepResult::name).contains("worker_instances", "instance_log", "queue_rescue",
-                    "queue_expiry", "dead_jobs", "metrics");
+            assertThat(r.sweeps()).extracting(SweepResult::name).containsExactly("worker_instances", "instance_log",
+                    "partitions_ahead", "retention", "idempotency_keys", "compaction_heads", "delivery_log", "dead_letters",
+                    "queue_rescue", "queue_expiry", "dead_jobs", "metrics");
             assertThat(r.removed("worker_instances")).isEqualTo(2);
             assertThat(r.removed("instance_log")).isEqualTo(2500); // three batches of at most 1,000
             assertThat(sluice.fleet().instances()).extracting(InstanceInfo::holder).containsExactly("alive");
@@ -123,6 +126,38 @@ class ManagerTest {
                 assertThat(x.lastError()).isNull();
             });
         }
+    }
+
+    @Test
+    void theElectedManagerEnforcesRetentionOnItsOwn(TestDatabase db) {
+        try (Sluice sluice = client(db, "mgr-retention", true)) {
+            sluice.stream("mgr.ret").register(StreamConfig.builder().partitionSize(10).retention(Duration.ofSeconds(1)).build());
+            java.util.Set<Long> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            try (Producer<byte[]> p = sluice.stream("mgr.ret").producer();
+                 dev.sluice.Consumption c = consumeAll(sluice, "mgr.ret", seen)) {
+                for (int i = 0; i < 35; i++) {
+                    p.produce(new byte[] {(byte) i});
+                }
+                await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 35);
+                // Nobody calls runOnce: the manager's passes drop the partitions below the group's position once
+                // their messages are older than a second, and keep the head's.
+                String log = "\"" + db.schema() + "\".message_log_" + sluice.stream("mgr.ret").get().orElseThrow().id();
+                await().atMost(Duration.ofSeconds(20)).until(() -> FleetTest.scalar(db, "SELECT min(id) FROM " + log) >= 30);
+                // Partitions [1, 10), [10, 20), [20, 30) are gone; the head's partition keeps its 6 messages.
+                assertThat(FleetTest.scalar(db, "SELECT count(*) FROM " + log)).isEqualTo(6);
+                assertThat(sluice.maintenance().status().sweeps()).filteredOn(x -> x.name().equals("retention"))
+                        .singleElement().satisfies(x -> assertThat(x.runBy()).isEqualTo("mgr-retention"));
+            }
+        }
+    }
+
+    private static dev.sluice.Consumption consumeAll(Sluice sluice, String stream, java.util.Set<Long> seen) {
+        dev.sluice.ConsumerGroup<byte[]> g = sluice.stream(stream).consumerGroup("all");
+        g.register();
+        return g.consume(m -> {
+            seen.add(m.id());
+            return dev.sluice.Outcome.success();
+        });
     }
 
     @Test
