@@ -53,12 +53,15 @@ public final class Fleet {
      * target is 1 or 0. Every process of the schema is notified. Returns the worker as it is now.
      *
      * @throws SluiceException {@link ErrorCode#INVALID_ARGUMENT} for a malformed key or a target out of range (nothing
-     *                         changed), {@link ErrorCode#WORKER_NOT_FOUND} for a group that is not registered
+     *                         changed), {@link ErrorCode#WORKER_NOT_FOUND} for a group that is not registered or a queue
+     *                         no worker ever ran ({@code manager} and {@code schedules} may be set before they ran)
      */
     public WorkerInfo setTarget(String key, int target) {
         WorkerKey k = WorkerKey.parse(Objects.requireNonNull(key, "key"));
         WorkerConfigs.validateTarget(k, target);
-        engine.requireControlPlane();
+        if (!engine.controlPlaneInstalled()) {
+            throw new SluiceException(ErrorCode.WORKER_NOT_FOUND, "no worker '" + k + "': the schema has no Sluice control plane");
+        }
         engine.workerConfigs().setTarget(k, target);
         engine.instances().beatNow();
         return worker(k.toString());

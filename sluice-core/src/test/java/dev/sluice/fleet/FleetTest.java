@@ -216,6 +216,12 @@ class FleetTest {
                     .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.WORKER_NOT_FOUND));
             assertThatThrownBy(() -> sluice.fleet().worker("queue:never-ran")).isInstanceOfSatisfying(SluiceException.class,
                     e -> assertThat(e.code()).isEqualTo(ErrorCode.WORKER_NOT_FOUND));
+            // A mistyped queue is refused, not recorded as a paused worker; the fixed workers may be declared ahead.
+            assertThatThrownBy(() -> sluice.fleet().setTarget("queue:never-ran", 0)).isInstanceOfSatisfying(SluiceException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.WORKER_NOT_FOUND));
+            assertThat(sluice.fleet().workers()).extracting(WorkerInfo::key).doesNotContain("queue:never-ran");
+            assertThat(sluice.fleet().setTarget("schedules", 0).targetInstances()).isZero();
+            assertThat(sluice.fleet().setTarget("schedules", -1).targetInstances()).isEqualTo(-1);
             for (String malformed : new String[] {"", "consumer:", "consumer:a", "consumer:/b", "queue:Bad Name", "queue:x\u0000",
                     "worker", "consumer:a/b/c"}) {
                 assertThatThrownBy(() -> sluice.fleet().setTarget(malformed, 0)).as(malformed)

@@ -171,7 +171,7 @@ class ManagerTest {
                 }
             }
             sluice.queue("mgr.jobs").enqueue(new byte[] {2});
-            sluice.queue("mgr.jobs").enqueue(new byte[] {3});
+            sluice.queue("mgr.jobs").enqueue(new byte[] {3}, dev.sluice.EnqueueOptions.builder().delay(Duration.ofHours(1)).build());
             sluice.maintenance().runOnce();
             List<MetricSnapshot> m = sluice.maintenance().metrics().stream().filter(x -> x.name().startsWith("mgr.m")
                     || x.name().equals("mgr.jobs")).toList();

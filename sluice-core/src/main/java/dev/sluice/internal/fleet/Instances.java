@@ -178,8 +178,10 @@ public final class Instances implements AutoCloseable {
                 }
             }
             for (WorkerInstance lost : held.values()) {
-                lost.claimed = false; // expired (this process stalled past its lease) or deleted by the manager
-                warn("fleet instance lost (expired or removed); claiming a new one: " + lost);
+                if (!lost.closed) { // a part that left during the beat deleted its own row
+                    lost.claimed = false; // expired (this process stalled past its lease) or deleted by the manager
+                    warn("fleet instance lost (expired or removed); claiming a new one: " + lost);
+                }
             }
         }
         for (WorkerInstance w : members) {

@@ -98,8 +98,9 @@ public final class WorkerConfigs {
         validateTarget(key, target);
         return db.transaction("set the target of " + key, c -> {
             long[] found = find(c, key).orElse(null);
-            if (found == null && key.systemOwned()) {
-                // A system worker that never ran yet can be declared ahead (paused before the first process starts).
+            if (found == null && (key.kind().equals(WorkerKey.MANAGER) || key.kind().equals(WorkerKey.SCHEDULES))) {
+                // The schema's two fixed workers can be declared before any process ran them (maintenance paused from
+                // the start); a queue's worker must have run, so a mistyped queue name is refused, not recorded.
                 long id = resolve(c, key);
                 found = new long[] {id, key.kind().equals(WorkerKey.MANAGER) ? 1 : -1};
             }

@@ -106,7 +106,7 @@ final class MetricSnapshots {
             }
         }
         for (QueueInfo q : queues.get()) {
-            rows.add("queue", q.name(), null, null, null, null, null, q.dead(), q.pending() + q.scheduled(), q.processing());
+            rows.add("queue", q.name(), null, null, null, null, null, q.dead(), q.pending(), q.processing());
             seen.add("queue:" + q.name());
         }
         String[] kinds = full ? new String[] {"stream", "group", "queue"} : new String[] {"queue"};
