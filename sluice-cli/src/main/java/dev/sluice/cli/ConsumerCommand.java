@@ -55,7 +55,15 @@ final class ConsumerCommand {
         m.put("concurrency", g.config().concurrency().sqlValue());
         m.put("bindings", g.config().bindings());
         m.put("max_attempts", g.config().retry().maxAttempts());
+        m.put("dead_letter_retention", g.config().deadLetterRetention().toString());
         m.put("created_at", g.createdAt().toString());
+        return m;
+    }
+
+    /** {@link #group} for people: durations as the flags take them ({@code 14d}). */
+    static Map<String, Object> fields(GroupInfo g) {
+        Map<String, Object> m = group(g);
+        m.put("dead_letter_retention", Output.duration(g.config().deadLetterRetention()) + " (then the janitor deletes them)");
         return m;
     }
 
@@ -100,7 +108,7 @@ final class ConsumerCommand {
                 if (json()) {
                     Output.json(out(), group(g));
                 } else {
-                    Output.fields(out(), group(g));
+                    Output.fields(out(), fields(g));
                 }
             }
             return Main.OK;
@@ -125,6 +133,11 @@ final class ConsumerCommand {
         @Option(names = "--max-attempts", paramLabel = "N", description = "Deliveries before a dead letter (default 5).")
         Integer maxAttempts;
 
+        @Option(names = "--dead-letter-retention", paramLabel = "DURATION", description = "Keep dead letters this long after "
+                + "they went dead (default 14d); then the elected manager's janitor deletes them. A dead letter keeps its "
+                + "message from stream retention until then.")
+        String deadLetterRetention;
+
         @Override
         public Integer call() {
             GroupConfig.Builder b = GroupConfig.builder().start(startPosition(start)).bindings(bindings);
@@ -134,13 +147,16 @@ final class ConsumerCommand {
             if (maxAttempts != null) {
                 b.retry(RetryPolicy.DEFAULT.withMaxAttempts(maxAttempts));
             }
+            if (deadLetterRetention != null) {
+                b.deadLetterRetention(Durations.parse(deadLetterRetention));
+            }
             GroupConfig config = b.build();
             try (CliContext ctx = open()) {
                 GroupInfo g = ctx.sluice().stream(target.stream).consumerGroup(target.group).register(config);
                 if (json()) {
                     Output.json(out(), group(g));
                 } else {
-                    Output.fields(out(), group(g));
+                    Output.fields(out(), fields(g));
                 }
             }
             return Main.OK;

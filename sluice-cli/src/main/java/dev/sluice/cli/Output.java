@@ -75,6 +75,7 @@ final class Output {
         m.put("empty_compaction_head_ttl", c.emptyCompactionHeadTtl().toString());
         m.put("delivery_log_mode", c.deliveryLogMode().sqlValue());
         m.put("max_payload_bytes", c.maxPayloadBytes());
+        m.put("delivery_log_retention", c.deliveryLogRetention().toString());
         return m;
     }
 

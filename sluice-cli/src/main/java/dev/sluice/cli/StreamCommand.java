@@ -20,20 +20,14 @@ import picocli.CommandLine.Parameters;
                 StreamIo.Produce.class, StreamIo.Read.class})
 final class StreamCommand {
 
-    /** Said of every setting only the janitor (not built yet) would act on: no silent promise. */
-    static final String NOT_ENFORCED = " (not enforced yet)";
-
-    /** A retention for people: "forever", or the duration marked as not enforced yet. */
+    /** A retention for people: "forever", or the duration. */
     static String retention(java.time.Duration retention) {
-        return retention == null ? Output.duration(null) : Output.duration(retention) + NOT_ENFORCED;
+        return Output.duration(retention);
     }
 
     static void print(Base cmd, StreamInfo info) {
         if (cmd.json()) {
-            Map<String, Object> m = Output.stream(info);
-            // Settings stored but not acted on until the janitor lands: said in the JSON too.
-            m.put("not_enforced_yet", List.of("retention", "allow_drop_past_committed", "empty_compaction_head_ttl"));
-            Output.json(cmd.out(), m);
+            Output.json(cmd.out(), Output.stream(info));
             return;
         }
         Map<String, Object> f = new LinkedHashMap<>();
@@ -41,12 +35,13 @@ final class StreamCommand {
         f.put("name", info.name());
         StreamConfig c = info.config();
         f.put("partition_size", c.partitionSize());
+        // What the elected manager's janitor enforces (docs/maintenance.md).
         f.put("retention", retention(c.retention()));
         f.put("allow_drop_past_committed", c.allowDropPastCommitted());
-        // Deduplication honours the TTL at produce time; only the sweep of expired key rows is missing.
-        f.put("idempotency_key_ttl", Output.duration(c.idempotencyKeyTtl()) + " (expired keys not swept yet)");
-        f.put("empty_compaction_head_ttl", Output.duration(c.emptyCompactionHeadTtl()) + NOT_ENFORCED);
+        f.put("idempotency_key_ttl", Output.duration(c.idempotencyKeyTtl()));
+        f.put("empty_compaction_head_ttl", Output.duration(c.emptyCompactionHeadTtl()));
         f.put("delivery_log_mode", c.deliveryLogMode().sqlValue());
+        f.put("delivery_log_retention", Output.duration(c.deliveryLogRetention()));
         f.put("max_payload_bytes", c.maxPayloadBytes());
         f.put("family_version", info.familyVersion());
         f.put("tables", "message_log_" + info.id() + ", exception_queue_" + info.id() + ", ... (suffix " + info.id() + ")");
@@ -105,7 +100,7 @@ final class StreamCommand {
         Long partitionSize;
 
         @Option(names = "--retention", paramLabel = "DURATION", description = "Keep messages this long (e.g. 7d); default: "
-                + "forever. Stored but not enforced yet: nothing drops old messages until the janitor lands.")
+                + "forever. The elected manager's janitor drops whole log partitions past it that every group has committed.")
         String retention;
 
         @Option(names = "--allow-drop-past-committed", description = "Let retention drop partitions a group has not committed.")
@@ -115,11 +110,15 @@ final class StreamCommand {
         String idempotencyKeyTtl;
 
         @Option(names = "--empty-compaction-head-ttl", paramLabel = "DURATION", description = "TTL of an empty compaction "
-                + "head (default 1h). Stored but not enforced yet (the janitor sweeps them once it lands).")
+                + "head (default 1h); the janitor deletes older ones.")
         String emptyCompactionHeadTtl;
 
         @Option(names = "--delivery-log", paramLabel = "MODE", description = "off, failures (default) or all.")
         String deliveryLog;
+
+        @Option(names = "--delivery-log-retention", paramLabel = "DURATION", description = "Keep delivery-log events this "
+                + "long (default 7d); the janitor deletes older ones.")
+        String deliveryLogRetention;
 
         @Option(names = "--max-payload-bytes", paramLabel = "N", description = "Payload limit in bytes (default 1048576).")
         Integer maxPayloadBytes;
@@ -145,6 +144,9 @@ final class StreamCommand {
             }
             if (maxPayloadBytes != null) {
                 b.maxPayloadBytes(maxPayloadBytes);
+            }
+            if (deliveryLogRetention != null) {
+                b.deliveryLogRetention(Durations.parse(deliveryLogRetention));
             }
             StreamConfig config = b.build();
             try (CliContext ctx = open()) {

@@ -1,6 +1,5 @@
 package dev.sluice.cli;
 
-import static dev.sluice.cli.CliTest.raw;
 import static dev.sluice.cli.CliTest.run;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -11,7 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** {@code stream extend-partitions}, and settings that nothing enforces yet are shown as such. */
+/** {@code stream extend-partitions}. */
 @SluiceTest
 class StreamPartitionsCliTest {
 
@@ -52,36 +51,5 @@ class StreamPartitionsCliTest {
         CliTest.Run missing = run(db, schema, "stream", "extend-partitions", "no-such");
         assertThat(missing.exit()).isEqualTo(Main.FAILURE);
         assertThat(missing.err()).contains("SLU-0100");
-    }
-
-    @Test
-    void retentionIsShownAsNotEnforcedYet(TestDatabase db) {
-        String schema = db.freshSchemaName("cli_retention");
-        assertThat(run(db, schema, "stream", "register", "kept", "--retention", "7d").exit()).isZero();
-        assertThat(run(db, schema, "stream", "register", "forever").exit()).isZero();
-
-        CliTest.Run kept = run(db, schema, "stream", "get", "kept");
-        assertThat(kept.exit()).as(kept.err()).isZero();
-        assertThat(line(kept.out(), "retention:")).endsWith("7d (not enforced yet)");
-        assertThat(line(kept.out(), "empty_compaction_head_ttl:")).endsWith("1h (not enforced yet)");
-        assertThat(line(kept.out(), "idempotency_key_ttl:")).endsWith("1d (expired keys not swept yet)");
-        CliTest.Run forever = run(db, schema, "stream", "get", "forever");
-        assertThat(line(forever.out(), "retention:")).endsWith("forever");
-        assertThat(run(db, schema, "stream", "list").out()).contains("7d (not enforced yet)");
-        JsonNode json = run(db, schema, "stream", "get", "kept", "-o", "json").json();
-        assertThat(json.at("/config/retention").asText()).isEqualTo("PT168H");
-        List<String> notEnforced = new ArrayList<>();
-        json.get("not_enforced_yet").forEach(n -> notEnforced.add(n.asText()));
-        assertThat(notEnforced).contains("retention", "empty_compaction_head_ttl");
-
-        // The usage text (on stdout for a help option, on stderr after a usage error) says so at --retention.
-        CliTest.Run help = raw("stream", "register", "--help");
-        assertThat((help.out() + help.err()).replaceAll("\\s+", " "))
-                .contains("--retention=DURATION Keep messages this long (e.g. 7d); default: forever. Stored but not enforced yet");
-    }
-
-    private static String line(String out, String prefix) {
-        return out.lines().filter(l -> l.startsWith(prefix)).findFirst()
-                .orElseThrow(() -> new AssertionError("no line " + prefix + " in:\n" + out)).strip();
     }
 }
