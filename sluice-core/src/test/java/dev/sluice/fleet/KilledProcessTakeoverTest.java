@@ -22,8 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * A process killed with SIGKILL cannot leave the fleet: its instance expires, and a standby in another process
- * takes over its capped worker within the lease plus one heartbeat — and then handles the group's messages.
+ * A process killed with SIGKILL cannot leave the fleet: its instances expire, and a standby in another process
+ * takes over its capped worker within the lease plus one heartbeat — and then handles the group's messages — and
+ * its manager role within about one lease.
  */
 @SluiceTest
 class KilledProcessTakeoverTest {
@@ -31,7 +32,8 @@ class KilledProcessTakeoverTest {
 
     @Test
     void aStandbyTakesOverAKilledProcessesWorkWithinTheLease(TestDatabase db) throws Exception {
-        try (Sluice sluice = FleetTest.client(db, "parent")) {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).clientId("parent")
+                .fleetLease(LEASE).maintenanceInterval(Duration.ofMillis(200)).build()) {
             ConsumerGroup<String> g = FleetTest.group(sluice, "fleet.kill", "billing");
             String key = "consumer:fleet.kill/billing";
             sluice.fleet().setTarget(key, 1);
@@ -55,6 +57,11 @@ class KilledProcessTakeoverTest {
                     InstanceInfo standby = sluice.fleet().instances().stream().filter(i -> i.holder().equals("parent")).findFirst()
                             .orElseThrow();
                     assertThat(standby.state()).isEqualTo(InstanceState.STANDBY);
+                    // The child also holds the manager; the parent competes (its consumption is its first running part).
+                    await().atMost(Duration.ofSeconds(5)).until(() -> sluice.fleet().instances().stream()
+                            .filter(i -> i.worker().equals("manager")).count() == 2);
+                    assertThat(sluice.maintenance().status().manager()).map(InstanceInfo::holder).contains("child");
+                    assertThat(sluice.maintenance().holding()).isFalse();
                     long killedAt = System.nanoTime();
                     child.destroyForcibly();
                     assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -62,6 +69,12 @@ class KilledProcessTakeoverTest {
                             .stream().anyMatch(i -> i.holder().equals("parent") && i.state() == InstanceState.ACTIVE));
                     Duration takeover = Duration.ofNanos(System.nanoTime() - killedAt);
                     assertThat(takeover).isLessThanOrEqualTo(LEASE.plusSeconds(5));
+                    // The manager too: a standby looks again when the holder's lease is due, so within about one lease.
+                    await().atMost(LEASE.plusSeconds(5)).pollInterval(Duration.ofMillis(20))
+                            .until(() -> sluice.maintenance().holding());
+                    assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).as("manager taken over after the kill")
+                            .isLessThanOrEqualTo(LEASE.plusMillis(LEASE.toMillis() / 3 + 500));
+                    assertThat(sluice.maintenance().status().manager()).map(InstanceInfo::holder).contains("parent");
                     assertThat(sluice.fleet().instances()).filteredOn(i -> i.holder().equals("child"))
                             .allMatch(i -> i.state() == InstanceState.EXPIRED);
                     p.produce("after the kill");
