@@ -338,7 +338,7 @@ public final class Engine implements AutoCloseable {
         java.util.Set<Integer> accept = ref.config().acceptVersions().isEmpty()
                 ? (payloadType == byte[].class ? null : java.util.Set.of(schemaVersionOf(payloadType)))
                 : ref.config().acceptVersions();
-        GateRef gate = new GateRef();
+        dev.sluice.internal.fleet.PartGate gate = new dev.sluice.internal.fleet.PartGate();
         dev.sluice.internal.consume.GroupConsumer<T> consumer = new dev.sluice.internal.consume.GroupConsumer<>(db, schema, ref,
                 handler, options, dev.sluice.Serde.forType(payloadType), accept, this::session, runtime, gate);
         consumer.onClose(() -> { // the client lets go of a closed consumption; its instance leaves the fleet
@@ -360,7 +360,7 @@ public final class Engine implements AutoCloseable {
                                       dev.sluice.WorkOptions options, java.time.Duration defaultVisibility) {
         requireControlPlane();
         java.util.concurrent.atomic.AtomicReference<dev.sluice.Worker> self = new java.util.concurrent.atomic.AtomicReference<>();
-        GateRef gate = new GateRef();
+        dev.sluice.internal.fleet.PartGate gate = new dev.sluice.internal.fleet.PartGate();
         dev.sluice.internal.queue.QueueWorker<T> w = new dev.sluice.internal.queue.QueueWorker<>(jobStore, queue, serde, handler,
                 options, defaultVisibility, options.wakeups() ? this::session : null, clientId, runtime, () -> {
                     untrack(self.get());
@@ -408,7 +408,7 @@ public final class Engine implements AutoCloseable {
     public dev.sluice.ScheduleRunner runSchedules() {
         requireControlPlane();
         java.util.concurrent.atomic.AtomicReference<dev.sluice.ScheduleRunner> self = new java.util.concurrent.atomic.AtomicReference<>();
-        GateRef gate = new GateRef();
+        dev.sluice.internal.fleet.PartGate gate = new dev.sluice.internal.fleet.PartGate();
         dev.sluice.internal.schedule.ScheduleLoop loop = new dev.sluice.internal.schedule.ScheduleLoop(scheduleStore,
                 session(), schema, () -> {
                     untrack(self.get());
@@ -430,48 +430,6 @@ public final class Engine implements AutoCloseable {
     private static int schemaVersionOf(Class<?> type) {
         dev.sluice.SchemaVersion v = type.getAnnotation(dev.sluice.SchemaVersion.class);
         return v == null ? 1 : v.value();
-    }
-
-    /**
-     * A part's gate, set once its fleet instance is claimed (the part is built first, so a refused part never
-     * claims): shut until then; {@link #leave} lets the instance go when the part closes.
-     */
-    private static final class GateRef implements dev.sluice.internal.runtime.WorkGate {
-        private volatile dev.sluice.internal.fleet.WorkerInstance instance;
-        private final java.util.List<Runnable> early = new java.util.concurrent.CopyOnWriteArrayList<>();
-        private volatile boolean left;
-
-        void set(dev.sluice.internal.fleet.WorkerInstance i) {
-            instance = i;
-            early.forEach(i::onOpen);
-            if (left) {
-                i.leave();
-            }
-        }
-
-        void leave() {
-            left = true;
-            dev.sluice.internal.fleet.WorkerInstance i = instance;
-            if (i != null) {
-                i.leave();
-            }
-        }
-
-        @Override
-        public boolean open() {
-            dev.sluice.internal.fleet.WorkerInstance i = instance;
-            return i != null && i.open();
-        }
-
-        @Override
-        public void onOpen(Runnable listener) {
-            dev.sluice.internal.fleet.WorkerInstance i = instance;
-            if (i != null) {
-                i.onOpen(listener);
-            } else {
-                early.add(listener);
-            }
-        }
     }
 
     /**
