@@ -37,7 +37,8 @@ public final class Lab {
 
     /** The outcome of a run. */
     public record Result(String verdict, LabChecker.Check check, Map<String, Integer> faultsFired,
-                         Map<String, Double> redeliverySeconds, double drainSeconds, String reason, Path workDir) {
+                         Map<String, Double> redeliverySeconds, Map<String, Double> instanceTakeoverSeconds,
+                         long maintenancePasses, double drainSeconds, String reason, Path workDir) {
 
         /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
         public Map<String, Object> summary(LabOptions o) {
@@ -64,6 +65,16 @@ public final class Lab {
             m.put("redelivery_kills", perKill.length);
             m.put("redelivery_p50_s", perKill.length == 0 ? null : perKill[perKill.length / 2]);
             m.put("redelivery_bound_s", redeliveryBoundSeconds(o));
+            // From a kill until none of the process's fleet instances is live and another process holds the manager.
+            m.put("instance_takeovers", instanceTakeoverSeconds.size());
+            // null when there was no kill, or a kill's instances were not taken over at all (counted as late)
+            boolean never = instanceTakeoverSeconds.values().stream().anyMatch(v -> v < 0);
+            m.put("instance_takeover_max_s", instanceTakeoverSeconds.isEmpty() || never ? null
+                    : Math.round(instanceTakeoverSeconds.values().stream().mapToDouble(Double::doubleValue).max().orElse(0) * 100) / 100.0);
+            m.put("instance_takeovers_late", instanceTakeoverSeconds.values().stream()
+                    .filter(v -> v < 0 || v > redeliveryBoundSeconds(o)).count());
+            // Passes of the elected manager (whichever process held it) recorded in the run, janitor sweeps included.
+            m.put("maintenance_passes", maintenancePasses);
             m.put("drain_s", drainSeconds);
             m.put("buckets", check == null ? null : check.buckets());
             m.put("reason", reason);
@@ -83,6 +94,7 @@ public final class Lab {
     private Path dataDir;
     private int port;
     private int instances;
+    private InstanceWatch instanceWatch;
     private boolean keepData;
 
     private record Proc(String name, Process process) {
@@ -106,6 +118,8 @@ public final class Lab {
         try {
             startServer();
             long streamId = setUp();
+            instanceWatch = new InstanceWatch(() -> connect("sluice-lab-orchestrator"),
+                    o.leaseTimeout().plusSeconds(30));
             for (int i = 0; i < o.consumers(); i++) {
                 consumers.add(spawn("consumer"));
             }
@@ -124,13 +138,18 @@ public final class Lab {
             stopConsumers();
             LabChecker.Check check;
             List<LabChecker.Redelivery> redeliveries;
+            long maintenancePasses;
             try (Connection c = connect("sluice-lab-checker")) {
                 check = LabChecker.check(c, streamId);
                 redeliveries = LabChecker.redeliveries(c);
+                maintenancePasses = LabChecker.maintenancePasses(c);
             }
-            result = verdict(check, redeliveries, drained, drainSeconds);
+            result = verdict(check, redeliveries, instanceWatch.results(), maintenancePasses, drained, drainSeconds);
             return result;
         } finally {
+            if (instanceWatch != null) {
+                instanceWatch.close();
+            }
             stopAll();
             if (server != null) {
                 server.close();
@@ -205,8 +224,8 @@ public final class Lab {
         return null;
     }
 
-    private Result verdict(LabChecker.Check check, List<LabChecker.Redelivery> redeliveries, boolean drained,
-                           double drainSeconds) {
+    private Result verdict(LabChecker.Check check, List<LabChecker.Redelivery> redeliveries,
+                           Map<String, Double> takeovers, long maintenancePasses, boolean drained, double drainSeconds) {
         double bound = redeliveryBoundSeconds(o);
         List<LabChecker.Redelivery> late = redeliveries.stream()
                 .filter(r -> r.redeliverySeconds() != null && r.redeliverySeconds() > bound).toList();
@@ -223,11 +242,19 @@ public final class Lab {
                 + " later than the lease + 5 s (" + bound + " s); the worst after "
                 + String.format(java.util.Locale.ROOT, "%.1f s", late.stream()
                         .mapToDouble(LabChecker.Redelivery::redeliverySeconds).max().orElse(0));
+        long lateTakeovers = takeovers.values().stream().filter(s -> s < 0 || s > bound).count();
+        if (lateTakeovers > 0) {
+            String instances = lateTakeovers + " killed process(es) kept live fleet instances (or the manager) longer than"
+                    + " the lease + 5 s (" + bound + " s): " + takeovers;
+            lateReason = lateReason == null ? instances : lateReason + "; " + instances;
+        }
+        progress.accept("lab: fleet instances of killed processes taken over after (s): " + takeovers);
         String[] v = decide(check, drained, o.drainTimeout().toSeconds(), missingFaults(o, fired), lateReason);
         String verdict = v[0];
         String reason = v[1];
-        return new Result(verdict, check, Map.copyOf(fired), LabChecker.redeliverySeconds(redeliveries), drainSeconds, reason,
-                work);
+        return new Result(verdict, check, Map.copyOf(fired), LabChecker.redeliverySeconds(redeliveries), takeovers, maintenancePasses,
+                drainSeconds,
+                reason, work);
     }
 
     /** The redelivery bound of the design: a killed consumer's messages start again within the lease + 5 s. */
@@ -257,7 +284,11 @@ public final class Lab {
         org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
         ds.setUrl(url);
         try (Sluice sluice = Sluice.builder().dataSource(ds).schema(Ledger.SLUICE_SCHEMA).build()) {
-            long id = sluice.stream(Ledger.STREAM).register().id();
+            // Short TTLs, so the manager's janitor (every 2 s in each process that holds it) sweeps delivery-log rows and
+            // empty compaction heads while the faults fire; idempotency keys outlive the run (re-sends must stay duplicates).
+            long id = sluice.stream(Ledger.STREAM).register(dev.sluice.StreamConfig.builder()
+                    .deliveryLogRetention(java.time.Duration.ofSeconds(10)).emptyCompactionHeadTtl(java.time.Duration.ofSeconds(10))
+                    .idempotencyKeyTtl(java.time.Duration.ofHours(1)).build()).id();
             for (Map.Entry<String, GroupConfig> g : LabGroups.configs().entrySet()) {
                 sluice.stream(Ledger.STREAM).consumerGroup(g.getKey()).register(g.getValue());
             }
@@ -326,6 +357,7 @@ public final class Lab {
         victim.process().destroyForcibly(); // SIGKILL: no shutdown hook, no release of leases
         victim.process().waitFor(10, TimeUnit.SECONDS);
         record("kill", victim.name());
+        instanceWatch.killed(victim.name());
         progress.accept("lab: SIGKILL consumer " + victim.name());
         consumers.add(spawn("consumer"));
     }

@@ -152,4 +152,10 @@ public final class LabChecker {
             return rs.getLong(1);
         }
     }
+
+    /** How many maintenance passes the run's managers recorded (the runs of the pass's first sweep; 0 when none). */
+    static long maintenancePasses(Connection c) throws SQLException {
+        return scalar(c, "SELECT coalesce(max(runs), 0) FROM \"" + Ledger.SLUICE_SCHEMA + "\".maintenance_sweep"
+                + " WHERE name = 'worker_instances'");
+    }
 }

@@ -67,7 +67,10 @@ public final class LabWorker {
         hc.setInitializationFailTimeout(-1); // the server may be restarting
         hc.addDataSourceProperty("ApplicationName", "sluice-lab-worker-" + instance);
         try (HikariDataSource pool = new HikariDataSource(hc);
-             Sluice sluice = Sluice.builder().dataSource(pool).schema(Ledger.SLUICE_SCHEMA).clientId(instance).build()) {
+             // Fleet instances on the consumers' lease, so a killed process's instances expire as fast as its ranges;
+             // every process competes for the manager, which runs its passes (janitor TTL sweeps included) every 2 s.
+             Sluice sluice = Sluice.builder().dataSource(pool).schema(Ledger.SLUICE_SCHEMA).clientId(instance)
+                     .fleetLease(Duration.ofMillis(leaseMs)).maintenanceInterval(Duration.ofSeconds(2)).build()) {
             if (role.equals("producer")) {
                 produce(sluice, pool, instance, durationMs, rate, longTx, seed);
             } else {
