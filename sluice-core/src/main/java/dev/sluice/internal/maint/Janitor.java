@@ -412,7 +412,8 @@ public final class Janitor {
             failures++;
             if (firstError == null) {
                 String text = e.getMessage() == null ? e.toString() : e.getMessage();
-                firstError = s == null ? text : "stream '" + s.name() + "': " + text;
+                boolean named = s == null || text.contains("'" + s.name() + "'");
+                firstError = named ? text : "stream '" + s.name() + "': " + text;
             }
         }
 
@@ -474,7 +475,11 @@ public final class Janitor {
                 c.rollback();
                 throw e;
             } finally {
-                c.setAutoCommit(true);
+                try {
+                    c.setAutoCommit(true);
+                } catch (SQLException e) {
+                    // a broken connection: the pool finds out; the work's own outcome stands
+                }
             }
         });
     }
