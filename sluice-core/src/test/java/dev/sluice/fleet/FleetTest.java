@@ -202,6 +202,31 @@ class FleetTest {
     }
 
     @Test
+    void aWorkerCreatedAtTheSameMomentByAnotherProcessIsFoundNotRefused(TestDatabase db) throws Exception {
+        try (Sluice sluice = client(db, "proc-race")) {
+            sluice.queue("race").enqueue(new byte[] {1}); // installs the control plane
+            // Another process is creating the queue's worker and has not committed yet.
+            try (Connection other = db.connect()) {
+                other.setAutoCommit(false);
+                try (PreparedStatement ps = other.prepareStatement("INSERT INTO " + db.schema() + ".worker_config (name,"
+                        + " system_id, target_instances) SELECT 'queue:race', id, -1 FROM " + db.schema() + ".system_config")) {
+                    ps.executeUpdate();
+                }
+                java.util.concurrent.CompletableFuture<dev.sluice.Worker> started = java.util.concurrent.CompletableFuture
+                        .supplyAsync(() -> sluice.queue("race").work(job -> { }));
+                // Our claim waits on the other's uncommitted row (the unique key), then must find it once it commits.
+                await().atMost(Duration.ofSeconds(5)).until(() -> scalar(db, "SELECT count(*) FROM pg_stat_activity"
+                        + " WHERE wait_event_type = 'Lock' AND datname = current_database()") >= 1);
+                other.commit();
+                try (dev.sluice.Worker w = started.get(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                    assertThat(w.running()).isTrue();
+                    assertThat(only(sluice, "queue:race").state()).isEqualTo(InstanceState.ACTIVE);
+                }
+            }
+        }
+    }
+
+    @Test
     void badTargetsAndUnknownWorkersAreCodedAndChangeNothing(TestDatabase db) {
         try (Sluice sluice = client(db, "proc-bad")) {
             group(sluice, "fleet.bad", "billing");

@@ -70,8 +70,14 @@ public final class WorkerConfigs {
         }
         int target = key.kind().equals(WorkerKey.MANAGER) ? 1 : -1;
         Object[] row = Sql.first(c, sql.upsertSystemWorker, rs -> new Object[] {rs.getLong(1), rs.getBoolean(3)},
-                key.systemName(), target, key.systemName()).orElseThrow(() -> new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED,
-                "the schema has no Sluice control plane to record the worker " + key + " in"));
+                key.systemName(), target, key.systemName()).orElse(null);
+        if (row == null) {
+            // Another process created it at the same moment: our insert waited for its commit and did nothing, and the
+            // statement's snapshot predates that commit. A new statement sees it.
+            row = Sql.first(c, sql.systemWorker, rs -> new Object[] {rs.getLong(1), false}, key.systemName())
+                    .orElseThrow(() -> new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED,
+                            "the schema has no Sluice control plane to record the worker " + key + " in"));
+        }
         if ((Boolean) row[1]) {
             Sql.update(c, sql.logWorker, row[0], "{\"action\":\"created\",\"target_instances\":" + target + "}", clientId);
         }
