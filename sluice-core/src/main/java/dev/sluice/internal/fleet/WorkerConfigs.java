@@ -63,7 +63,9 @@ public final class WorkerConfigs {
     long resolve(Connection c, WorkerKey key) throws SQLException {
         if (!key.systemOwned()) {
             java.util.Optional<Long> id = Sql.first(c, sql.groupWorker, rs -> rs.getLong(1), key.stream(), key.name());
-            if (id.isEmpty() && Sql.update(c, sql.ensureGroupWorker, key.stream(), key.name()) > 0) {
+            if (id.isEmpty()) {
+                // Made here, or by another process at the same moment: either way a new statement sees it.
+                Sql.update(c, sql.ensureGroupWorker, key.stream(), key.name());
                 id = Sql.first(c, sql.groupWorker, rs -> rs.getLong(1), key.stream(), key.name());
             }
             return id.orElseThrow(() -> notFound(key));
