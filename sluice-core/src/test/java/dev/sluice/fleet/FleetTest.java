@@ -115,8 +115,10 @@ class FleetTest {
                 for (int k = 0; k < groups; k++) {
                     running.add(group(sluice, "fleet.beat", "g" + k).consume(m -> Outcome.success()));
                 }
-                String after = "(SELECT max(instance_created_at) FROM " + db.schema() + ".worker_instance_log)";
-                // Renewals after the last claim: every renewal transaction (same now()) snapshots all 12 instances.
+                // Renewals from a little after the last claim (a beat that had gathered its tokens just before it may renew
+                // the others only): every renewal transaction (same now()) snapshots all 12 instances.
+                String after = "(SELECT max(instance_created_at) + interval '500 milliseconds' FROM " + db.schema()
+                        + ".worker_instance_log)";
                 await().atMost(Duration.ofSeconds(10)).until(() -> rows(db, "SELECT extract(epoch FROM logged_at)::int8, count(*) FROM "
                         + db.schema() + ".worker_instance_log WHERE logged_at > " + after + " GROUP BY logged_at").size() >= 3);
                 List<long[]> beats = rows(db, "SELECT extract(epoch FROM logged_at)::int8, count(*) FROM " + db.schema()
@@ -154,6 +156,27 @@ class FleetTest {
                 sluice.fleet().setTarget(key, -1);
                 await().atMost(Duration.ofSeconds(10)).until(() -> seen.contains("while-paused"));
                 assertThat(only(sluice, key).state()).isEqualTo(InstanceState.ACTIVE);
+            }
+        }
+    }
+
+    @Test
+    void targetZeroPausesAQueueWorkerAndMinusOneResumesIt(TestDatabase db) throws Exception {
+        try (Sluice sluice = client(db, "proc-qpause")) {
+            dev.sluice.Queue<String> q = sluice.queue("fleet.jobs", String.class);
+            q.enqueue("before");
+            Set<String> done = ConcurrentHashMap.newKeySet();
+            try (dev.sluice.Worker w = q.work(job -> done.add(job.payload()))) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> done.contains("before"));
+                sluice.fleet().setTarget("queue:fleet.jobs", 0);
+                await().atMost(Duration.ofSeconds(5)).until(() -> only(sluice, "queue:fleet.jobs").state() == InstanceState.PAUSED);
+                Thread.sleep(LEASE.toMillis()); // the worker's own gate follows at its process's next heartbeat
+                q.enqueue("while-paused");
+                Thread.sleep(1_500);
+                assertThat(done).doesNotContain("while-paused");
+                assertThat(q.admin().stats().pending()).isEqualTo(1);
+                sluice.fleet().setTarget("queue:fleet.jobs", -1);
+                await().atMost(Duration.ofSeconds(10)).until(() -> done.contains("while-paused"));
             }
         }
     }
