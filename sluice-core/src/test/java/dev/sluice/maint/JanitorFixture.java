@@ -6,6 +6,7 @@ import dev.sluice.embedded.test.TestDatabase;
 import dev.sluice.internal.catalog.StreamCatalog;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.maint.Janitor;
+import dev.sluice.internal.maint.JanitorLimits;
 import dev.sluice.internal.schema.Migrator;
 import dev.sluice.internal.schema.SchemaSteps;
 import dev.sluice.testing.ForwardingDataSource;
@@ -30,7 +31,7 @@ import javax.sql.DataSource;
  */
 final class JanitorFixture implements AutoCloseable {
     /** Small batches and rounds so tests see the bounds; a short lock timeout. */
-    static final Janitor.Limits SMALL = new Janitor.Limits(1_000, 10, Duration.ofMinutes(1), Duration.ofMillis(300));
+    static final JanitorLimits SMALL = new JanitorLimits(1_000, 10, Duration.ofMinutes(1), Duration.ofMillis(300));
 
     final TestDatabase db;
     final String q;
@@ -72,7 +73,7 @@ final class JanitorFixture implements AutoCloseable {
     }
 
     /** A fresh janitor (it remembers nothing) on the class's schema. */
-    Janitor janitor(Janitor.Limits limits) {
+    Janitor janitor(JanitorLimits limits) {
         Db jdb = new Db(counting);
         StreamCatalog streams = new StreamCatalog(jdb, db.schema(), new Migrator(db.schema(), "janitor-test", SchemaSteps.RELEASED),
                 "janitor-test");

@@ -18,6 +18,7 @@ import dev.sluice.SweepResult;
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
 import dev.sluice.internal.maint.Janitor;
+import dev.sluice.internal.maint.JanitorLimits;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -61,7 +62,7 @@ class TtlSweepsTest {
         fx.db.execute("UPDATE " + keys + " SET created_at = now() - interval '50 minutes' WHERE message_id BETWEEN 2501 AND 2510");
 
         // Batches of 1,000 and at most 2 rounds a pass: the first pass takes 2,000, the next the other 500.
-        Janitor janitor = fx.janitor(new Janitor.Limits(1_000, 2, Duration.ofMinutes(1), Duration.ofMillis(300)));
+        Janitor janitor = fx.janitor(new JanitorLimits(1_000, 2, Duration.ofMinutes(1), Duration.ofMillis(300)));
         List<SweepResult> first = janitor.sweep();
         assertThat(removed(first, Janitor.IDEMPOTENCY_KEYS)).isEqualTo(2_000);
         assertThat(fx.scalar("SELECT count(*) FROM " + keys)).isEqualTo(520);
@@ -149,7 +150,7 @@ class TtlSweepsTest {
         fx.db.execute("UPDATE " + events + " SET attempted_at = now() - CASE WHEN id % 2 = 0 THEN interval '3 days'"
                 + " ELSE interval '1 day' END");
 
-        Janitor janitor = fx.janitor(new Janitor.Limits(7, 100, Duration.ofMinutes(1), Duration.ofMillis(300)));
+        Janitor janitor = fx.janitor(new JanitorLimits(7, 100, Duration.ofMinutes(1), Duration.ofMillis(300)));
         List<SweepResult> pass = janitor.sweep();
         assertThat(removed(pass, Janitor.DEAD_LETTERS)).isEqualTo(20 + 10);
         assertThat(removed(pass, Janitor.DELIVERY_LOG)).isEqualTo(30);

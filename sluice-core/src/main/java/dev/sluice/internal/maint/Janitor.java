@@ -32,8 +32,8 @@ import org.slf4j.LoggerFactory;
  * The janitor: one bounded pass of every stream sweep over every stream of a schema ({@link #sweep()}), as the
  * elected manager and {@code sluice.maintenance().runOnce()} run it. docs/maintenance.md describes each sweep.
  *
- * <p>Every delete moves at most {@link Limits#batchSize()} rows in its own auto-commit statement and a sweep repeats
- * full batches at most {@link Limits#maxRounds()} times per stream (or group) and pass; leftovers wait for the next
+ * <p>Every delete moves at most {@link JanitorLimits#batchSize()} rows in its own auto-commit statement and a sweep repeats
+ * full batches at most {@link JanitorLimits#maxRounds()} times per stream (or group) and pass; leftovers wait for the next
  * pass. Nothing here holds a transaction open across statements except a partition's DDL, which runs under a short
  * {@code lock_timeout} and is skipped (retried next pass) when the lock is busy.
  *
@@ -70,54 +70,24 @@ public final class Janitor {
     private static final String HEADS = "SELECT n.now, s.sequencename, coalesce(s.last_value, 0) FROM (SELECT now() AS now) n"
             + " LEFT JOIN pg_sequences s ON s.schemaname = ? AND s.sequencename ~ '^message_log_[0-9]+_id_seq$'";
 
-    /**
-     * The janitor's bounds.
-     *
-     * @param batchSize   rows one delete moves at most (1 to 100,000)
-     * @param maxRounds   full batches (or partition drops) per stream, group and sweep in one pass (1 to 10,000)
-     * @param recheck     how long a stream whose partitions are held by its groups (uncommitted, exception rows,
-     *                    leases) waits before retention looks again (positive)
-     * @param lockTimeout how long a partition's DDL waits for its locks before it is skipped until the next pass
-     *                    (positive, at most 1 minute)
-     */
-    public record Limits(int batchSize, int maxRounds, Duration recheck, Duration lockTimeout) {
-        /** 1,000 rows a batch, 10 rounds, retention re-checks held streams every minute, 300 ms lock timeout. */
-        public static final Limits DEFAULT = new Limits(1_000, 10, Duration.ofMinutes(1), Duration.ofMillis(300));
-
-        public Limits {
-            if (batchSize < 1 || batchSize > 100_000) {
-                throw new IllegalArgumentException("batchSize must be between 1 and 100000 (got " + batchSize + ")");
-            }
-            if (maxRounds < 1 || maxRounds > 10_000) {
-                throw new IllegalArgumentException("maxRounds must be between 1 and 10000 (got " + maxRounds + ")");
-            }
-            if (recheck == null || recheck.isNegative() || recheck.isZero()) {
-                throw new IllegalArgumentException("recheck must be positive (got " + recheck + ")");
-            }
-            if (lockTimeout == null || lockTimeout.isNegative() || lockTimeout.isZero() || lockTimeout.compareTo(Duration.ofMinutes(1)) > 0) {
-                throw new IllegalArgumentException("lockTimeout must be positive and at most 1 minute (got " + lockTimeout + ")");
-            }
-        }
-    }
-
     private final Db db;
     private final String schema;
     private final StreamCatalog streams;
-    private final Limits limits;
+    private final JanitorLimits limits;
     private final ConsumeSweeps.Groups groupsSql;
     /** Per stream id: its statements and what this janitor remembers of it. */
     private final Map<Long, StreamState> states = new HashMap<>();
     /** Per group id: when its next dead letter can be due. */
-    private final Map<Long, Due> deadLetterDue = new HashMap<>();
+    private final Map<Long, SweepDue> deadLetterDue = new HashMap<>();
     private final Map<String, Long> lastWarned = new HashMap<>();
 
     /** No I/O. */
     public Janitor(Db db, String schema, StreamCatalog streams) {
-        this(db, schema, streams, Limits.DEFAULT);
+        this(db, schema, streams, JanitorLimits.DEFAULT);
     }
 
     /** No I/O; {@code limits} bound each pass. */
-    public Janitor(Db db, String schema, StreamCatalog streams, Limits limits) {
+    public Janitor(Db db, String schema, StreamCatalog streams, JanitorLimits limits) {
         this.db = db;
         this.schema = schema;
         this.streams = streams;
@@ -306,7 +276,7 @@ public final class Janitor {
      * otherwise full batches up to the round limit, then the oldest remaining row's time plus the TTL is the next due
      * time (now plus the TTL when none remains; now when the rounds ran out).
      */
-    private long ttl(Due due, Duration ttl, Instant now, String what, Delete delete, Oldest oldest) {
+    private long ttl(SweepDue due, Duration ttl, Instant now, String what, Delete delete, Oldest oldest) {
         if (due.skips(ttl, now)) {
             return 0;
         }
@@ -348,7 +318,7 @@ public final class Janitor {
             }
             seen.add(g.groupId());
             StreamState st = state(s);
-            Due due = deadLetterDue.computeIfAbsent(g.groupId(), k -> new Due());
+            SweepDue due = deadLetterDue.computeIfAbsent(g.groupId(), k -> new SweepDue());
             try {
                 long n = ttl(due, g.deadLetterRetention(), pass.now, "sweep dead letters of group '" + g.name() + "' of stream '"
                         + s.name() + "'", (c, limit) -> st.consume.deleteOldDeadLetters(c, g.groupId(), g.deadLetterRetention(), limit),
@@ -482,29 +452,6 @@ public final class Janitor {
                 }
             }
         });
-    }
-
-    /** When the next row of one TTL sweep can be due, for the TTL it was computed with. */
-    static final class Due {
-        private Duration ttl;
-        private Instant at;
-
-        boolean known(Duration forTtl) {
-            return at != null && forTtl.equals(ttl);
-        }
-
-        boolean skips(Duration forTtl, Instant now) {
-            return known(forTtl) && now.isBefore(at);
-        }
-
-        void set(Duration forTtl, Instant when) {
-            this.ttl = forTtl;
-            this.at = when;
-        }
-
-        Instant at() {
-            return at;
-        }
     }
 
     // ------------------------------------------------------------------------------------------------- for the tests

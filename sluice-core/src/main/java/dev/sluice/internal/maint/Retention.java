@@ -43,13 +43,13 @@ final class Retention {
     private final Db db;
     private final StreamInfo stream;
     private final StreamState st;
-    private final Janitor.Limits limits;
+    private final JanitorLimits limits;
     private final FamilyTables t;
     private final long size;
     private final Duration retention;
     private final boolean allowPastCommitted;
 
-    Retention(Db db, StreamInfo stream, StreamState st, Janitor.Limits limits) {
+    Retention(Db db, StreamInfo stream, StreamState st, JanitorLimits limits) {
         this.db = db;
         this.stream = stream;
         this.st = st;

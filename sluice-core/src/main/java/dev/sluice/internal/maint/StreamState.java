@@ -21,9 +21,9 @@ final class StreamState {
     /** When retention may find something to drop (null: look at the next pass). */
     RetentionMemo retention;
 
-    final Janitor.Due keys = new Janitor.Due();
-    final Janitor.Due heads = new Janitor.Due();
-    final Janitor.Due deliveryLog = new Janitor.Due();
+    final SweepDue keys = new SweepDue();
+    final SweepDue heads = new SweepDue();
+    final SweepDue deliveryLog = new SweepDue();
 
     StreamState(String quotedSchema, long streamId) {
         this.tables = new FamilyTables(quotedSchema, streamId);
