@@ -156,7 +156,7 @@ public final class SoakBenchmark {
      * @param partitions        log partitions existing
      * @param oldestId          the log's smallest id (null: empty)
      * @param deadTuples        dead tuples per family table, and of the control plane
-     * @param pinned            whether the pin was held at the end of the interval
+     * @param pinned            whether the pin was held during (part of) the interval
      */
     public record Row(int minute, double seconds, double producedPerS, double deliveredPerS, double p50Ms, double p99Ms,
                       long backlog, long streamBytes, long controlPlaneBytes, int partitions, Long oldestId,

@@ -155,7 +155,9 @@ final class SoakRun {
                 }
                 boolean last = now >= producingEnd;
                 if (now >= nextSample || last) {
-                    SoakBenchmark.Row row = row(rows.size() + 1, now, lastSample, storage, open != null);
+                    // A row is pinned when its interval overlapped the pin's (planned) time.
+                    boolean pinned = o.pinned() && lastSample < pinTo && now > pinFrom;
+                    SoakBenchmark.Row row = row(rows.size() + 1, now, lastSample, storage, pinned);
                     rows.add(row);
                     c.listener().finished(SoakBenchmark.runLine(row));
                     lastSample = now;
