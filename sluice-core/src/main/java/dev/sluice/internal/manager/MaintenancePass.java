@@ -57,10 +57,11 @@ public final class MaintenancePass {
             List<SweepResult> out = new ArrayList<>();
             out.add(sweep("worker_instances", fleet::expiredInstances));
             out.add(sweep("instance_log", () -> fleet.snapshots(snapshotRetention)));
+            long streamsStart = System.nanoTime();
             try {
                 out.addAll(streamSweeps.get());
             } catch (RuntimeException e) {
-                out.add(new SweepResult("streams", 0, Duration.ZERO, ErrorText.of(e)));
+                out.add(new SweepResult("streams", 0, Duration.ofNanos(System.nanoTime() - streamsStart), ErrorText.of(e)));
             }
             out.add(sweep("queue_rescue", () -> {
                 long[] r = jobs.rescueExpired();
@@ -71,7 +72,7 @@ public final class MaintenancePass {
             out.add(sweep("metrics", metrics::take));
             MaintenanceReport report = new MaintenanceReport(out, Duration.ofNanos(System.nanoTime() - start));
             try {
-                ledger.record(out, runBy);
+                ledger.record(out, System.nanoTime() - start, runBy);
             } catch (RuntimeException e) {
                 log.warn("could not record the maintenance pass: error={}", e.toString());
             }
