@@ -133,6 +133,20 @@ class MigrationGateTest {
     }
 
     @Test
+    void aMaintenancePassLeavesAStreamAtAnOlderFamilyVersionAloneAndSweepsTheRest(TestDatabase db) {
+        String schema = db.freshSchemaName("old_family_pass");
+        SchemaSteps v1 = new SchemaSteps(SchemaSteps.RELEASED.system(), SchemaSteps.RELEASED.stream().subList(0, 1));
+        client(db, schema, v1, true).stream("old").register();
+        try (Sluice released = client(db, schema, SchemaSteps.RELEASED, false)) {
+            released.stream("current").register();
+            MaintenanceReport r = released.maintenance().runOnce();
+            assertThat(r.ok()).as(r.toString()).isTrue();
+            assertThat(released.maintenance().metrics()).extracting(MetricSnapshot::name).contains("current")
+                    .doesNotContain("old");
+        }
+    }
+
+    @Test
     void aVersion1FamilyMidConsumptionMigratesToCursorVersionsAndDeliversEverythingOnce(TestDatabase db) throws Exception {
         String schema = db.freshSchemaName("v1_fence");
         SchemaSteps v1 = new SchemaSteps(SchemaSteps.RELEASED.system(), SchemaSteps.RELEASED.stream().subList(0, 1));

@@ -101,7 +101,9 @@ public final class Engine implements AutoCloseable {
         this.maintenancePass = new dev.sluice.internal.manager.MaintenancePass(db, schema, streamCatalog.quotedSchema(),
                 new dev.sluice.internal.fleet.FleetSweeps(db, workerConfigs),
                 new dev.sluice.internal.maint.Janitor(db, schema, streamCatalog)::sweep, jobStore,
-                streamCatalog::list, groupRegistry::list, () -> jobStore.listing().queues(), settings.snapshotRetention());
+                // Streams at another family version than this code's are left out (their statements may not fit).
+                () -> streamCatalog.list().stream().filter(s -> s.familyVersion() == streamCatalog.familyCodeVersion()).toList(),
+                groupRegistry::list, () -> jobStore.listing().queues(), settings.snapshotRetention());
     }
 
     public dev.sluice.internal.fleet.WorkerConfigs workerConfigs() {

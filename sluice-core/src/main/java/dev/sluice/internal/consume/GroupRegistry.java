@@ -256,6 +256,11 @@ public final class GroupRegistry {
         return list(streams.requireUsable(stream), null);
     }
 
+    /** Every group of a stream already resolved (one statement; no catalog read). */
+    public List<GroupInfo> list(StreamInfo s) {
+        return list(s, null);
+    }
+
     private List<GroupInfo> list(StreamInfo s, String only) {
         FamilyTables t = tables(s.id());
         return db.autoCommit("list groups of '" + s.name() + "'", c -> {

@@ -12,7 +12,6 @@ import dev.sluice.internal.jdbc.SqlErrors;
 import dev.sluice.internal.jdbc.SqlWork;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,8 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,14 +58,6 @@ public final class Janitor {
     /** The sweeps of a pass, in the order they run and are reported. */
     public static final List<String> SWEEPS = List.of(PARTITIONS_AHEAD, RETENTION, IDEMPOTENCY_KEYS, COMPACTION_HEADS,
             DELIVERY_LOG, DEAD_LETTERS);
-
-    private static final Pattern SEQUENCE = Pattern.compile("^message_log_([0-9]+)_id_seq$");
-    /**
-     * The pass's clock and every log's head in one statement ({@code pg_sequences} reads the last value under the
-     * sequence's lock, as {@code FamilyTables.headExpression} requires; null — never used, or no privilege — is 0).
-     */
-    private static final String HEADS = "SELECT n.now, s.sequencename, coalesce(s.last_value, 0) FROM (SELECT now() AS now) n"
-            + " LEFT JOIN pg_sequences s ON s.schemaname = ? AND s.sequencename ~ '^message_log_[0-9]+_id_seq$'";
 
     private final Db db;
     private final String schema;
@@ -151,24 +140,8 @@ public final class Janitor {
             }
         }
         states.keySet().retainAll(ids);
-        return db.autoCommit("read the heads of the stream logs", c -> {
-            Instant now = null;
-            Map<Long, Long> heads = new HashMap<>();
-            try (PreparedStatement ps = c.prepareStatement(HEADS)) {
-                ps.setString(1, schema);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        now = rs.getTimestamp(1).toInstant();
-                        String seq = rs.getString(2);
-                        Matcher m = seq == null ? null : SEQUENCE.matcher(seq);
-                        if (m != null && m.matches()) {
-                            heads.put(Long.parseLong(m.group(1)), rs.getLong(3));
-                        }
-                    }
-                }
-            }
-            return new Pass(now, usable, heads);
-        });
+        StreamHeads heads = db.autoCommit("read the heads of the stream logs", c -> StreamHeads.read(c, schema));
+        return new Pass(heads.now(), usable, heads.heads());
     }
 
     // ----------------------------------------------------------------------------------------------- partitions ahead

@@ -36,11 +36,12 @@ public final class MaintenancePass {
 
     /**
      * @param streamSweeps      the janitor's pass over every stream (one result per sweep)
+     * @param streams           the streams whose figures are taken (those at this code's family version)
      * @param snapshotRetention how long instance snapshots are kept past their recorded expiry
      */
     public MaintenancePass(Db db, String schema, String quotedSchema, FleetSweeps fleet, Supplier<List<SweepResult>> streamSweeps,
                            JobStore jobs, Supplier<List<dev.sluice.StreamInfo>> streams,
-                           java.util.function.Function<String, List<dev.sluice.GroupInfo>> groups,
+                           java.util.function.Function<dev.sluice.StreamInfo, List<dev.sluice.GroupInfo>> groups,
                            Supplier<List<dev.sluice.QueueInfo>> queues, Duration snapshotRetention) {
         this.fleet = fleet;
         this.streamSweeps = streamSweeps;

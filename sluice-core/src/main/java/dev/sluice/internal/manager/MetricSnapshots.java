@@ -31,17 +31,16 @@ final class MetricSnapshots {
     private final String schema;
     private final String upsert;
     private final String dropStale;
-    private final String heads;
     private final String list;
     private final Supplier<List<StreamInfo>> streams;
-    private final Function<String, List<GroupInfo>> groups;
+    private final Function<StreamInfo, List<GroupInfo>> groups;
     private final Supplier<List<QueueInfo>> queues;
     /** Per stream id: the head at its last snapshot, when nothing of it was moving then (else absent). */
     private final Map<Long, Long> quiet = new HashMap<>();
     private int passes;
 
     MetricSnapshots(Db db, String schema, String q, Supplier<List<StreamInfo>> streams,
-                    Function<String, List<GroupInfo>> groups, Supplier<List<QueueInfo>> queues) {
+                    Function<StreamInfo, List<GroupInfo>> groups, Supplier<List<QueueInfo>> queues) {
         this.db = db;
         this.streams = streams;
         this.groups = groups;
@@ -62,10 +61,6 @@ final class MetricSnapshots {
                 """.formatted(table);
         // Rows of kinds refreshed in full this pass that it did not touch: streams, groups or queues that are gone.
         this.dropStale = "DELETE FROM " + table + " WHERE kind = ANY (?::text[]) AND NOT (kind || ':' || name = ANY (?::text[]))";
-        this.heads = """
-                SELECT substring(sequencename FROM '^message_log_([0-9]+)_id_seq$')::int8, coalesce(last_value, 0)
-                FROM pg_sequences WHERE schemaname = ? AND sequencename ~ '^message_log_[0-9]+_id_seq$'
-                """;
         this.list = "SELECT kind, name, taken_at, head, committed, lag, backlog, retrying, dead, pending, processing, rate_per_s FROM "
                 + table + " ORDER BY kind, name";
         this.schema = schema;
@@ -74,17 +69,12 @@ final class MetricSnapshots {
     /** Takes the pass's snapshots; returns how many rows it wrote. */
     long take() {
         boolean full = passes++ % FULL_EVERY == 0;
-        Map<Long, Long> headNow = new HashMap<>();
-        db.autoCommit("read stream heads", c -> {
-            for (long[] r : Sql.list(c, heads, rs -> new long[] {rs.getLong(1), rs.getLong(2)}, schema)) {
-                headNow.put(r[0], r[1]);
-            }
-            return null;
-        });
+        dev.sluice.internal.maint.StreamHeads headNow = db.autoCommit("read stream heads",
+                c -> dev.sluice.internal.maint.StreamHeads.read(c, schema));
         Rows rows = new Rows();
         List<String> seen = new ArrayList<>();
         for (StreamInfo s : streams.get()) {
-            long head = headNow.getOrDefault(s.id(), 0L);
+            long head = headNow.of(s.id());
             Long quietHead = quiet.get(s.id());
             if (!full && quietHead != null && quietHead == head) {
                 continue;
@@ -92,7 +82,7 @@ final class MetricSnapshots {
             rows.add("stream", s.name(), head, null, null, null, null, null, null, null);
             seen.add("stream:" + s.name());
             boolean moving = false;
-            for (GroupInfo g : groups.apply(s.name())) {
+            for (GroupInfo g : groups.apply(s)) {
                 long retrying = g.ready() + g.deferred() + g.inflight();
                 rows.add("group", s.name() + "/" + g.name(), g.head(), g.committed(), g.lag(), Math.max(0, g.head() - g.claimed()),
                         retrying, g.dead(), null, null);
