@@ -202,6 +202,13 @@ public enum ErrorCode {
             "The fleet has no worker of that key: 'manager' and 'schedules' exist once a client ran them, 'queue:QUEUE' once a "
                     + "worker of the queue ran, and 'consumer:STREAM/GROUP' once the group is registered. Nothing was changed.",
             "List the workers with 'sluice fleet list' (or sluice.fleet().workers()) and use a key from it."),
+    PARTITIONS_MISMATCH(120, Category.CONFLICT, false,
+            "The group's partition count differs from the stored one.",
+            "A partitioned group's number of buckets is fixed when it is created: every member hashes message keys into "
+                    + "the same buckets, and each bucket keeps its own position. A declaration with another count (or one "
+                    + "that turns partitioning on or off) is refused. Nothing was changed.",
+            "Declare the stored count (see 'sluice consumer get STREAM GROUP'), or change it on purpose with the group "
+                    + "paused: 'sluice consumer repartition STREAM GROUP --partitions N' (GroupAdmin.repartition); see docs/partitions.md."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,

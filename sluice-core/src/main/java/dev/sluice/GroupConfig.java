@@ -23,18 +23,41 @@ import java.util.Set;
  * @param deadLetterRetention how long a dead letter is kept (from the time it went dead) before the janitor deletes it
  *                         (default 14 days; {@code null} means the default). A dead letter also keeps its message's log
  *                         partition from retention until it is redriven and resolved, purged, or swept
+ * @param partitions       0 (the default): not partitioned. N in [1, {@value #MAX_PARTITIONS}]: the group is consumed
+ *                         bucket by bucket — a message goes to bucket {@code hash(key) mod N} (keyless messages to
+ *                         {@code id mod N}), each bucket has its own position and is owned by one member at a time, and
+ *                         messages of a key run one at a time in id order. Implies {@link ConcurrencyPolicy#ORDERED};
+ *                         fixed once the group exists (docs/partitions.md)
  */
 public record GroupConfig(StartPosition start, List<String> bindings, ConcurrencyPolicy concurrency, RetryPolicy retry,
                           DeliveryLogMode deliveryLogMode, Set<Integer> acceptVersions, int maxRangeReclaims,
-                          Duration deadLetterRetention) {
+                          Duration deadLetterRetention, int partitions) {
 
     /** Default retention of a group's dead letters. */
     public static final Duration DEFAULT_DEAD_LETTER_RETENTION = Duration.ofDays(14);
 
+    /** The most buckets a partitioned group may have. */
+    public static final int MAX_PARTITIONS = 1024;
+
+    /** The declaration without partitions (the shape before partitioned groups). */
+    public GroupConfig(StartPosition start, List<String> bindings, ConcurrencyPolicy concurrency, RetryPolicy retry,
+                       DeliveryLogMode deliveryLogMode, Set<Integer> acceptVersions, int maxRangeReclaims,
+                       Duration deadLetterRetention) {
+        this(start, bindings, concurrency, retry, deliveryLogMode, acceptVersions, maxRangeReclaims, deadLetterRetention, 0);
+    }
+
     public GroupConfig {
         start = start == null ? StartPosition.beginning() : start;
         bindings = bindings == null ? List.of() : List.copyOf(bindings);
-        concurrency = concurrency == null ? ConcurrencyPolicy.PARALLEL : concurrency;
+        if (partitions < 0 || partitions > MAX_PARTITIONS) {
+            throw new SluiceException(ErrorCode.INVALID_CONFIG,
+                    "partitions must be between 1 and " + MAX_PARTITIONS + " (or 0: not partitioned); got " + partitions);
+        }
+        if (partitions > 0 && concurrency != null && concurrency != ConcurrencyPolicy.ORDERED) {
+            throw new SluiceException(ErrorCode.INVALID_CONFIG, "a partitioned group keeps per-key order: its concurrency is "
+                    + "'ordered' (leave it unset); got '" + concurrency.sqlValue() + "'");
+        }
+        concurrency = concurrency == null ? (partitions > 0 ? ConcurrencyPolicy.ORDERED : ConcurrencyPolicy.PARALLEL) : concurrency;
         retry = retry == null ? RetryPolicy.DEFAULT : retry;
         acceptVersions = acceptVersions == null ? Set.of() : Set.copyOf(acceptVersions);
         deadLetterRetention = deadLetterRetention == null ? DEFAULT_DEAD_LETTER_RETENTION : deadLetterRetention;
@@ -63,6 +86,11 @@ public record GroupConfig(StartPosition start, List<String> bindings, Concurrenc
         }
     }
 
+    /** Whether the group is consumed bucket by bucket ({@link #partitions} > 0). */
+    public boolean partitioned() {
+        return partitions > 0;
+    }
+
     /** The defaults: start at the beginning, no bindings, parallel, default retries. */
     public static GroupConfig defaults() {
         return builder().build();
@@ -82,6 +110,7 @@ public record GroupConfig(StartPosition start, List<String> bindings, Concurrenc
         private Set<Integer> acceptVersions = Set.of();
         private int maxRangeReclaims = 3;
         private Duration deadLetterRetention = DEFAULT_DEAD_LETTER_RETENTION;
+        private int partitions;
 
         private Builder() {
         }
@@ -132,9 +161,18 @@ public record GroupConfig(StartPosition start, List<String> bindings, Concurrenc
             return this;
         }
 
+        /**
+         * Consumes the group bucket by bucket with {@code n} buckets (1..{@value GroupConfig#MAX_PARTITIONS}; 0: not
+         * partitioned, the default). Per-key order with N-way parallelism across members; fixed once the group exists.
+         */
+        public Builder partitions(int n) {
+            this.partitions = n;
+            return this;
+        }
+
         public GroupConfig build() {
             return new GroupConfig(start, bindings, concurrency, retry, deliveryLogMode, acceptVersions, maxRangeReclaims,
-                    deadLetterRetention);
+                    deadLetterRetention, partitions);
         }
     }
 }

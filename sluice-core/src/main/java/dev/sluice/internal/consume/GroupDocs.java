@@ -51,8 +51,11 @@ final class GroupDocs {
         if (!c.bindings().isEmpty()) {
             doc.put("bindings", c.bindings());
         }
-        if (c.concurrency() != ConcurrencyPolicy.PARALLEL) {
+        if (c.concurrency() != ConcurrencyPolicy.PARALLEL && !c.partitioned()) {
             doc.put("concurrency", c.concurrency().sqlValue());
+        }
+        if (c.partitioned()) {
+            doc.put("partitions", c.partitions());
         }
         if (!c.retry().equals(RetryPolicy.DEFAULT)) {
             RetryPolicy r = c.retry();
@@ -119,6 +122,9 @@ final class GroupDocs {
                 Set<Integer> set = new TreeSet<>();
                 versions.forEach(n -> set.add(n.asInt()));
                 b.acceptVersions(set.toArray(Integer[]::new));
+            }
+            if (doc.has("partitions")) {
+                b.partitions(doc.get("partitions").asInt());
             }
             if (doc.has("max_range_reclaims")) {
                 b.maxRangeReclaims(doc.get("max_range_reclaims").asInt());

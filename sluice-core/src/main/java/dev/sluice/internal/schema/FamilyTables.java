@@ -15,6 +15,7 @@ public record FamilyTables(String quotedSchema, long streamId) {
                 "binding_config_" + streamId,
                 "message_key_lease_" + streamId,
                 "claim_lease_" + streamId,
+                "partition_cursor_" + streamId,
                 "consumer_group_cursor_" + streamId,
                 "delivery_log_" + streamId,
                 "exception_queue_" + streamId,
@@ -69,6 +70,10 @@ public record FamilyTables(String quotedSchema, long streamId) {
 
     public String consumerGroupCursor() {
         return qualified("consumer_group_cursor");
+    }
+
+    public String partitionCursor() {
+        return qualified("partition_cursor");
     }
 
     public String claimLease() {
