@@ -59,15 +59,18 @@ final class ShardSql {
         String worker = q + ".worker_config";
         String instance = q + ".worker_instance";
         // The fair share of group g.gid among the live instances of its consumer worker (sc: the group's count).
-        // (m.live: the live instances capped at the target; w may be missing: no cap, no instance.)
+        // w: the group's consumer worker — its target and its live instances capped at the target — looked up per
+        // group (a parameterized index lookup, not a scan of the workers); missing: no cap, no instance.
         String fairShare = """
                 CASE WHEN w.target_instances = 0 THEN 0
-                     ELSE ceil(%1$s::numeric / greatest(1, m.live))::int END""";
+                     ELSE ceil(%1$s::numeric / greatest(1, coalesce(w.live, 0)))::int END""";
         String membersOf = """
-                LEFT JOIN %1$s w ON w.consumer_group_id = %3$s AND w.name = 'consumer'
-                CROSS JOIN LATERAL (SELECT CASE WHEN w.target_instances >= 0 THEN least(count(*), w.target_instances)
-                        ELSE count(*) END::int AS live
-                    FROM %2$s i WHERE i.worker_config_id = w.id AND i.expires_at > now()) m""";
+                LEFT JOIN LATERAL (
+                    SELECT x.target_instances, CASE WHEN x.target_instances >= 0 THEN least(n.n, x.target_instances)
+                               ELSE n.n END::int AS live
+                    FROM %1$s x CROSS JOIN LATERAL (SELECT count(*) AS n FROM %2$s i
+                        WHERE i.worker_config_id = x.id AND i.expires_at > now()) n
+                    WHERE x.consumer_group_id = %3$s AND x.name = 'consumer') w ON true""";
 
         this.declare = "INSERT INTO " + lease + " (consumer_group_id, bucket, shard_count)"
                 + " SELECT ?, b, ? FROM generate_series(0, ? - 1) b ON CONFLICT DO NOTHING";
@@ -76,7 +79,7 @@ final class ShardSql {
         this.claimOne = """
                 WITH arg AS (SELECT ?::float8 AS secs, ?::uuid AS token, ?::int8 AS instance_id, ?::int8 AS gid),
                 grp AS (
-                    SELECT a.gid, sc.shard_count, %3$s AS fair, m.live
+                    SELECT a.gid, sc.shard_count, %3$s AS fair, coalesce(w.live, 0) AS live
                     FROM arg a
                     CROSS JOIN LATERAL (SELECT l.shard_count FROM %1$s l WHERE l.consumer_group_id = a.gid
                         ORDER BY l.bucket LIMIT 1) sc
@@ -109,7 +112,7 @@ final class ShardSql {
                     WHERE l.consumer_group_id = p.gid AND l.owner_token = p.token
                     RETURNING l.consumer_group_id AS gid, l.owner_token AS token, l.bucket),
                 grp AS (
-                    SELECT g.gid, %3$s AS fair, m.live, c.claimable
+                    SELECT g.gid, %3$s AS fair, coalesce(w.live, 0) AS live, c.claimable
                     FROM (SELECT gid, array_agg(token) AS tokens FROM pairs GROUP BY gid) g
                     CROSS JOIN LATERAL (SELECT l.shard_count FROM %1$s l WHERE l.consumer_group_id = g.gid
                         ORDER BY l.bucket LIMIT 1) sc
