@@ -161,7 +161,7 @@ final class PartitionClaims {
             ps.setArray(2, c.createArrayOf("int8", pos));
             ps.setLong(3, ctx.groupId());
             ps.setLong(4, ctx.groupId());
-            ps.executeUpdate();
+            ps.execute();
         }
     }
 }

@@ -36,7 +36,9 @@ final class PartitionSql {
      * the versions they replace. The old versions are deleted by (group, bucket = ANY, seq = ANY): a bucket has one
      * live row (its current version), so the cross product of the lists matches exactly the replaced rows, and every
      * condition reaches the index (a join could walk the versions a held xmin keeps). Run by the bucket's owner under
-     * its shard lease's row lock. Parameters: buckets (int[]), positions (bigint[]), group, group.
+     * its shard lease's row lock, after {@code synchronous_commit = off} for the transaction (two statements, one
+     * round trip): a server crash forgets positions and rows together. Parameters: buckets (int[]), positions
+     * (bigint[]), group, group.
      */
     final String advance;
 
@@ -87,7 +89,11 @@ final class PartitionSql {
         this.allPositions = "SELECT b.n, c.position, c.updated_at FROM generate_series(0, greatest((SELECT max(bucket) FROM " + pc
                 + " WHERE consumer_group_id = ?), -1)) AS b(n) CROSS JOIN LATERAL (SELECT * FROM " + pc
                 + " WHERE consumer_group_id = ? AND bucket = b.n ORDER BY seq DESC LIMIT 1) c ORDER BY b.n";
-        this.advance = "WITH x AS (SELECT * FROM unnest(?::int[], ?::bigint[]) AS x(bucket, position)),"
+        // The commit of positions need not wait for its WAL flush (synchronous_commit off, transaction-local): a
+        // server crash can only forget the newest commits — their positions and outcome rows together, so their
+        // messages run again; nothing is skipped.
+        this.advance = "SELECT set_config('synchronous_commit', 'off', true);\n"
+                + "WITH x AS (SELECT * FROM unnest(?::int[], ?::bigint[]) AS x(bucket, position)),"
                 + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, x.position AS next"
                 + "   FROM x CROSS JOIN LATERAL " + current + " c WHERE x.position > c.position),"
                 + " ins AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position)"
