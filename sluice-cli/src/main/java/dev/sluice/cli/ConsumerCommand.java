@@ -151,6 +151,10 @@ final class ConsumerCommand {
                 b.retry(RetryPolicy.DEFAULT.withMaxAttempts(maxAttempts));
             }
             if (partitions != null) {
+                if (partitions < 1 || partitions > GroupConfig.MAX_PARTITIONS) {
+                    throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--partitions must be between 1 and "
+                            + GroupConfig.MAX_PARTITIONS + " (got " + partitions + ")");
+                }
                 b.partitions(partitions);
             }
             if (deadLetterRetention != null) {
@@ -158,12 +162,8 @@ final class ConsumerCommand {
             }
             GroupConfig config = b.build();
             try (CliContext ctx = open()) {
-                GroupInfo g = ctx.sluice().stream(target.stream).consumerGroup(target.group).register(config);
-                if (json()) {
-                    Output.json(out(), group(g));
-                } else {
-                    Output.fields(out(), fields(g));
-                }
+                ConsumerGroup<byte[]> handle = ctx.sluice().stream(target.stream).consumerGroup(target.group);
+                ConsumerPartitions.print(this, handle.register(config), handle);
             }
             return Main.OK;
         }
