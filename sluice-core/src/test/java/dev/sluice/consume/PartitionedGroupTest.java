@@ -103,9 +103,14 @@ class PartitionedGroupTest {
     /** As {@link #produce(Sluice, String, int, int)}, the messages numbered from {@code from} (a second wave goes on counting). */
     static void produce(Sluice s, String stream, int from, int n, int keys) {
         try (Producer<String> p = s.stream(stream, String.class).producer()) {
+            List<dev.sluice.Outgoing<String>> batch = new ArrayList<>();
             for (int i = from; i < from + n; i++) {
                 String key = "k" + (i % keys);
-                p.produce(key + ":" + (i / keys), ProduceOptions.key(key));
+                batch.add(new dev.sluice.Outgoing<>(key + ":" + (i / keys), ProduceOptions.key(key)));
+                if (batch.size() == 100 || i == from + n - 1) {
+                    p.produceBatch(batch); // one transaction per 100, ids in call order
+                    batch.clear();
+                }
             }
         }
     }
