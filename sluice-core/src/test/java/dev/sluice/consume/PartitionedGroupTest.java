@@ -165,6 +165,11 @@ class PartitionedGroupTest {
         assertThatThrownBy(() -> plain.register(GroupConfig.builder().partitions(2).build()))
                 .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.PARTITIONS_MISMATCH));
         assertThat(plain.partitions()).isEmpty();
+        // A group starting at the head starts every bucket there.
+        produce(sluice, "part.reg", 5, 5);
+        ConsumerGroup<String> late = sluice.stream("part.reg", String.class).consumerGroup("late");
+        late.register(GroupConfig.builder().partitions(3).start(dev.sluice.StartPosition.head()).build());
+        assertThat(late.partitions()).hasSize(3).allSatisfy(p -> assertThat(p.position()).isEqualTo(5));
         for (int bad : new int[] {-1, GroupConfig.MAX_PARTITIONS + 1}) {
             assertThatThrownBy(() -> GroupConfig.builder().partitions(bad).build())
                     .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIG));
@@ -256,6 +261,13 @@ class PartitionedGroupTest {
         }
         assertThat(check.violations).isEmpty();
         assertThat(g.admin().deadLetters(null, 10).items()).hasSize(1);
+        // The delivery log (the stream's default mode: failures) has the retries and the death.
+        long sid = sluice.stream("part.retry").get().orElseThrow().id();
+        long gid = g.get().orElseThrow().id();
+        assertThat(scalar("SELECT count(*) FROM " + q() + ".delivery_log_" + sid + " WHERE consumer_group_id = ? AND status = 'failed'",
+                gid)).isEqualTo(40);
+        assertThat(scalar("SELECT count(*) FROM " + q() + ".delivery_log_" + sid + " WHERE consumer_group_id = ? AND status = 'dead'",
+                gid)).isEqualTo(1);
         GroupInfo info = g.get().orElseThrow();
         assertThat(info.ready() + info.deferred() + info.inflight()).isZero();
     }

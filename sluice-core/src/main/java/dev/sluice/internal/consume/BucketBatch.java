@@ -1,6 +1,5 @@
 package dev.sluice.internal.consume;
 
-import dev.sluice.internal.consume.RangeWork.LogEvent;
 import dev.sluice.internal.consume.RangeWork.OutcomeRow;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -15,7 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ids resolved so far, the outcome rows and events its commit writes, and the keys whose deferred rows the commit
  * must wake.
  */
-final class BucketBatch {
+final class BucketBatch extends OutcomeRecord {
     final int bucket;
     /** The bucket's position when the batch was claimed: every message of the bucket at or below is resolved. */
     final long low;
@@ -24,10 +23,6 @@ final class BucketBatch {
     final List<Fetched> messages;
     /** Messages whose key had an unresolved exception row below them when claimed: deferred, never run here. */
     final Set<Long> blocked;
-    /** Successes and skips. */
-    final Set<Long> resolved = ConcurrentHashMap.newKeySet();
-    private final List<OutcomeRow> rows = new ArrayList<>();
-    private final List<LogEvent> events = new ArrayList<>();
     /** Keys with a row deferred because the key was running here: woken at the commit. */
     final Set<String> wake = ConcurrentHashMap.newKeySet();
     final AtomicInteger remaining = new AtomicInteger();
@@ -44,28 +39,13 @@ final class BucketBatch {
         this.blocked = blocked;
     }
 
-    synchronized void addRow(OutcomeRow row) {
-        rows.add(row);
-    }
-
-    synchronized void addEvent(LogEvent e) {
-        events.add(e);
-    }
-
-    synchronized List<OutcomeRow> rowsSnapshot() {
-        return List.copyOf(rows);
-    }
-
-    synchronized List<LogEvent> eventsSnapshot() {
-        return List.copyOf(events);
-    }
-
     /**
      * A clean stop before the batch finished: every message neither resolved nor given a row becomes a
      * {@code ready} row due now (the unfinished delivery not counted), so the position can still move to
      * {@link #high} — nothing completed runs again, and what did not finish runs as a row, in key order.
      */
     synchronized List<OutcomeRow> rowsWithUnfinished() {
+        List<OutcomeRow> rows = rowsSnapshot();
         Set<Long> written = new HashSet<>(resolved);
         rows.forEach(r -> written.add(r.id()));
         List<OutcomeRow> all = new ArrayList<>(rows);

@@ -1,7 +1,5 @@
 package dev.sluice.internal.consume;
 
-import dev.sluice.DeliveryLogMode;
-import dev.sluice.Outcome;
 import dev.sluice.internal.consume.RangeWork.LogEvent;
 import dev.sluice.internal.consume.RangeWork.OutcomeRow;
 import java.time.Duration;
@@ -174,35 +172,15 @@ final class BucketRunner<T> {
     private void defer(BucketBatch b, Fetched f, int attempt) {
         ctx.stats.deferred.increment();
         b.addRow(Outcomes.deferredInRange(f.id(), f.messageKey(), attempt));
-        event(b, f.id(), attempt, DeliveryEvent.DEFERRED, null);
+        b.event(ctx, f.id(), attempt, DeliveryEvent.DEFERRED, null);
         if (f.messageKey() != null) {
             b.wake.add(f.messageKey()); // its blocker may resolve before the row exists: wake it at the commit
         }
     }
 
-    /** Runs one message (first delivery); records its outcome in the batch. Returns the row status, null for success. */
+    /** Runs one message (its first delivery) and records its outcome in the batch. */
     private RowStatus runOne(BucketBatch b, Fetched f) {
-        Outcome out = delivery.deliver(f, 1, 0);
-        Outcomes.Decision d = outcomes.decide(f.id(), f.messageKey(), out, 1, 0);
-        ctx.stats.count(d.kind());
-        if (d.success()) {
-            b.resolved.add(f.id());
-            if (ctx.logMode == DeliveryLogMode.ALL) {
-                event(b, f.id(), 1, DeliveryEvent.SUCCESS, null);
-            }
-            return null;
-        }
-        b.addRow(d.row());
-        if (ctx.logMode != DeliveryLogMode.OFF) {
-            event(b, f.id(), 1, d.event(), d.row().error());
-        }
-        return d.row().status();
-    }
-
-    private void event(BucketBatch b, long id, int attempt, DeliveryEvent e, String error) {
-        if (e.loggedUnder(ctx.logMode)) {
-            b.addEvent(new LogEvent(id, attempt, e, error));
-        }
+        return b.runOne(ctx, delivery, outcomes, f, 1);
     }
 
     private void finishOne(BucketBatch b) {

@@ -45,10 +45,8 @@ public final class GroupConsumer<T> implements Consumption {
 
     private final ConsumerContext ctx;
     private final ConsumeOptions o;
-    /** The client's session (wake-ups, presence), resolved at {@link #start()}; null without one. */
-    private final java.util.function.Supplier<ClientSession> sessions;
-    private volatile ClientSession session;
-    private final String presenceKey;
+    /** The presence lock and the wake-ups, through the client's session (resolved at {@link #start()}). */
+    private final SessionTies ties;
     private final RangeClaims claims;
     private final Delivery<T> delivery;
     private final ExceptionQueue<T> queue;
@@ -70,7 +68,6 @@ public final class GroupConsumer<T> implements Consumption {
     private final long renewNanos;
     /** The handlers: at most {@code concurrency} at once on the client's handler pool or the caller's executor. */
     private final Executor executor;
-    private AutoCloseable wakeRegistration;
     private final AtomicInteger outstanding = new AtomicInteger();
     private volatile boolean running = true;
     private boolean started;
@@ -84,12 +81,8 @@ public final class GroupConsumer<T> implements Consumption {
     private volatile boolean rowsFirst;
     /** When the current run of claims without a probe began (0: the last poll probed). Loop runs only. */
     private long claimStreakStart;
-    /**
-     * While a claim waits for its observation to settle (a transaction the fence must wait for): until when
-     * (System.nanoTime) the loop re-checks, and the next re-check's wait; 0 when not waiting. Loop runs only.
-     */
-    private long settleDeadline;
-    private long settleWaitMicros;
+    /** The wait for a pending observation to settle (loop runs only). */
+    private final SettleWait settle;
     /** Until when (System.nanoTime) the probe's due rows are not claimed again: none could run. */
     private volatile long rowsQuietUntil = System.nanoTime();
     /**
@@ -105,8 +98,8 @@ public final class GroupConsumer<T> implements Consumption {
         this.gate = gate;
         this.ctx = new ConsumerContext(db, g, o);
         this.o = o;
-        this.sessions = sessions;
-        this.presenceKey = Presence.key(schema, g.groupId());
+        this.ties = new SessionTies(ctx, schema, sessions);
+        this.settle = new SettleWait(o.pollInterval().toMillis());
         String channel = dev.sluice.internal.notify.Channels.forSchema(schema);
         this.delivery = new Delivery<>(ctx, handler, serde, accept);
         Outcomes outcomes = new Outcomes(g.config().retry(), () -> ThreadLocalRandom.current().nextDouble());
@@ -138,16 +131,7 @@ public final class GroupConsumer<T> implements Consumption {
             return;
         }
         started = true;
-        ClientSession session = sessions == null ? null : sessions.get();
-        this.session = session;
-        if (session != null) {
-            try {
-                session.holdPresence(presenceKey).get(5, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                log.warn("presence lock not confirmed yet: group={} error={}", ctx.g.groupName(), e.toString());
-            }
-            this.wakeRegistration = o.wakeups() ? session.onWake(ctx.g.streamId(), this::notified) : null;
-        }
+        ties.start(this::notified);
         gate.onOpen(this::wake);
         renewLoop.start(renewNanos);
         if (keyRetry != null) {
@@ -180,40 +164,16 @@ public final class GroupConsumer<T> implements Consumption {
         if (outstanding.get() >= o.concurrency() + o.batchSize()) {
             return TimeUnit.MILLISECONDS.toNanos(500); // full: a finishing handler wakes us
         }
-        if (settleDeadline != 0) {
-            Long wait = settling();
+        if (settle.waiting()) {
+            Long wait = settle.next(claims::settled);
             if (wait != null) {
                 return wait;
             }
+            claimFirst = true;
         }
         return pollOnce();
     }
 
-    /**
-     * A claim found its observation pending: re-check (read-only, no xid) with a short growing wait until it
-     * settles — then claim at once — or until the settle time is over (then poll as usual). Null: poll now.
-     */
-    private Long settling() {
-        if (claims.settled()) {
-            settleDeadline = 0;
-            claimFirst = true;
-            return null;
-        }
-        if (System.nanoTime() - settleDeadline < 0) {
-            long wait = TimeUnit.MICROSECONDS.toNanos(settleWaitMicros);
-            settleWaitMicros = Math.min(20_000, settleWaitMicros * 2);
-            return wait;
-        }
-        settleDeadline = 0;
-        return TimeUnit.MILLISECONDS.toNanos(Math.min(100, o.pollInterval().toMillis()));
-    }
-
-    /** Starts waiting for a pending observation to settle; returns the first wait. */
-    private long awaitSettle() {
-        settleDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(200, o.pollInterval().toMillis()));
-        settleWaitMicros = 400;
-        return TimeUnit.MICROSECONDS.toNanos(200);
-    }
 
     /** One run of the busy-key retry: retries waiting chains; soon again while some wait, else when woken. */
     private long retryKeys() {
@@ -235,7 +195,7 @@ public final class GroupConsumer<T> implements Consumption {
                 if (r.claimed()) {
                     progressed = true;
                 } else if (r.pending()) {
-                    return awaitSettle();
+                    return settle.begin();
                 }
             }
         }
@@ -271,10 +231,10 @@ public final class GroupConsumer<T> implements Consumption {
                 return 0;
             }
             if (r.pending()) {
-                return awaitSettle();
+                return settle.begin();
             }
         }
-        Duration idle = session != null && o.wakeups() && session.healthy() ? o.idleCheck() : o.pollInterval();
+        Duration idle = ties.wakeupsHealthy() ? o.idleCheck() : o.pollInterval();
         long wait = idle.toNanos();
         long quietLeft = rowsQuietUntil - System.nanoTime();
         for (Instant next : new Instant[] {p.nextLease(), p.nextDue(), p.nextRowExpiry()}) {
@@ -424,21 +384,7 @@ public final class GroupConsumer<T> implements Consumption {
         // Not waited for: a renewal stuck on a locked lease row must not hang close (what it renews is released
         // or expires anyway).
         renewLoop.cancel();
-        if (wakeRegistration != null) {
-            try {
-                wakeRegistration.close();
-            } catch (Exception ignored) {
-                // nothing to release
-            }
-        }
-        if (session != null && started) {
-            try {
-                // Wait, so an operator action right after close() sees the group as stopped.
-                session.releasePresence(presenceKey).get(5, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                ctx.warn("presence release not confirmed", e);
-            }
-        }
+        ties.stop();
         onClose.run();
     }
 

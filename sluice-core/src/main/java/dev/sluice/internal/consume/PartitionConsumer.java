@@ -60,9 +60,8 @@ public final class PartitionConsumer<T> implements Consumption {
 
     private final ConsumerContext ctx;
     private final ConsumeOptions o;
-    private final java.util.function.Supplier<ClientSession> sessions;
-    private volatile ClientSession session;
-    private final String presenceKey;
+    /** The presence lock and the wake-ups, through the client's session (resolved at {@link #start()}). */
+    private final SessionTies ties;
     private final RangeClaims probes;
     private final PartitionClaims claims;
     private final Delivery<T> delivery;
@@ -78,7 +77,6 @@ public final class PartitionConsumer<T> implements Consumption {
     private final long stepEveryNanos;
     private final Executor executor;
     private final AtomicInteger outstanding = new AtomicInteger();
-    private AutoCloseable wakeRegistration;
     private volatile boolean running = true;
     private boolean started;
     private volatile boolean claimFirst;
@@ -86,8 +84,8 @@ public final class PartitionConsumer<T> implements Consumption {
     private volatile boolean stepWanted = true;
     private long nextStep;
     private long claimStreakStart;
-    private long settleDeadline;
-    private long settleWaitMicros;
+    /** The wait for a pending observation to settle (loop runs only). */
+    private final SettleWait settle;
     private long lastFlush = System.nanoTime();
     private volatile long rowsQuietUntil = System.nanoTime();
     private volatile Runnable onClose = () -> { };
@@ -103,9 +101,9 @@ public final class PartitionConsumer<T> implements Consumption {
                              WorkGate gate, Function<Runnable, BucketLeases> join) {
         this.ctx = new ConsumerContext(db, g, o);
         this.o = o;
-        this.sessions = sessions;
         this.gate = gate;
-        this.presenceKey = Presence.key(schema, g.groupId());
+        this.ties = new SessionTies(ctx, schema, sessions);
+        this.settle = new SettleWait(o.pollInterval().toMillis());
         String channel = dev.sluice.internal.notify.Channels.forSchema(schema);
         int n = g.config().partitions();
         this.delivery = new Delivery<>(ctx, handler, serde, accept);
@@ -135,16 +133,7 @@ public final class PartitionConsumer<T> implements Consumption {
             return;
         }
         started = true;
-        ClientSession s = sessions == null ? null : sessions.get();
-        this.session = s;
-        if (s != null) {
-            try {
-                s.holdPresence(presenceKey).get(5, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                ConsumerContext.log.warn("presence lock not confirmed yet: group={} error={}", ctx.g.groupName(), e.toString());
-            }
-            this.wakeRegistration = o.wakeups() ? s.onWake(ctx.g.streamId(), this::notified) : null;
-        }
+        ties.start(this::notified);
         gate.onOpen(this::wake);
         renewLoop.start(renewNanos);
         loop.start();
@@ -179,11 +168,12 @@ public final class PartitionConsumer<T> implements Consumption {
         if (outstanding.get() >= o.concurrency() + o.batchSize()) {
             return TimeUnit.MILLISECONDS.toNanos(500);
         }
-        if (settleDeadline != 0) {
-            Long wait = settling();
+        if (settle.waiting()) {
+            Long wait = settle.next(probes::settled);
             if (wait != null) {
                 return wait;
             }
+            claimFirst = true;
         }
         long wait = pollOnce();
         if (System.nanoTime() - lastFlush > FLUSH_NANOS) {
@@ -243,26 +233,6 @@ public final class PartitionConsumer<T> implements Consumption {
         }
     }
 
-    private Long settling() {
-        if (probes.settled()) {
-            settleDeadline = 0;
-            claimFirst = true;
-            return null;
-        }
-        if (System.nanoTime() - settleDeadline < 0) {
-            long wait = TimeUnit.MICROSECONDS.toNanos(settleWaitMicros);
-            settleWaitMicros = Math.min(20_000, settleWaitMicros * 2);
-            return wait;
-        }
-        settleDeadline = 0;
-        return TimeUnit.MILLISECONDS.toNanos(Math.min(100, o.pollInterval().toMillis()));
-    }
-
-    private long awaitSettle() {
-        settleDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.min(200, o.pollInterval().toMillis()));
-        settleWaitMicros = 400;
-        return TimeUnit.MICROSECONDS.toNanos(200);
-    }
 
     /** What {@link #claimIdle} did: claimed any batch, or found the observation pending. */
     private record Claimed(boolean any, boolean pending) {
@@ -281,7 +251,7 @@ public final class PartitionConsumer<T> implements Consumption {
                 if (r.any()) {
                     progressed = true;
                 } else if (r.pending()) {
-                    return awaitSettle();
+                    return settle.begin();
                 }
             }
         }
@@ -314,10 +284,10 @@ public final class PartitionConsumer<T> implements Consumption {
                 return 0;
             }
             if (r.pending()) {
-                return awaitSettle();
+                return settle.begin();
             }
         }
-        Duration idle = session != null && o.wakeups() && session.healthy() ? o.idleCheck() : o.pollInterval();
+        Duration idle = ties.wakeupsHealthy() ? o.idleCheck() : o.pollInterval();
         long wait = idle.toNanos();
         long quietLeft = rowsQuietUntil - System.nanoTime();
         for (Instant next : new Instant[] {p.nextDue(), p.nextRowExpiry()}) {
@@ -488,20 +458,7 @@ public final class PartitionConsumer<T> implements Consumption {
         }
         owned.clear();
         renewLoop.cancel();
-        if (wakeRegistration != null) {
-            try {
-                wakeRegistration.close();
-            } catch (Exception ignored) {
-                // nothing to release
-            }
-        }
-        if (session != null && started) {
-            try {
-                session.releasePresence(presenceKey).get(5, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                ctx.warn("presence release not confirmed", e);
-            }
-        }
+        ties.stop();
         onClose.run();
     }
 

@@ -1,9 +1,6 @@
 package dev.sluice.internal.consume;
 
 import dev.sluice.ConcurrencyPolicy;
-import dev.sluice.DeliveryLogMode;
-import dev.sluice.Outcome;
-import dev.sluice.internal.consume.RangeWork.LogEvent;
 import dev.sluice.internal.consume.RangeWork.OutcomeRow;
 import java.time.Duration;
 import java.time.Instant;
@@ -226,7 +223,7 @@ final class RangeRunner<T> {
     private void deferOne(RangeWork w, Fetched f, int attempt) {
         ctx.stats.deferred.increment();
         w.addRow(Outcomes.deferredInRange(f.id(), f.messageKey(), attempt));
-        event(w, f.id(), attempt, DeliveryEvent.DEFERRED, null);
+        w.event(ctx, f.id(), attempt, DeliveryEvent.DEFERRED, null);
     }
 
     /** Same-key messages of a range run one after another; for ordered, an unresolved one defers the rest. */
@@ -246,27 +243,7 @@ final class RangeRunner<T> {
 
     /** Runs one message of a range; records its outcome in the range. Returns the row status written, or null for success. */
     private RowStatus runOne(RangeWork w, Fetched f, int attempt) {
-        Outcome out = delivery.deliver(f, attempt, 0);
-        Outcomes.Decision d = outcomes.decide(f.id(), f.messageKey(), out, attempt, 0);
-        ctx.stats.count(d.kind());
-        if (d.success()) {
-            w.resolved.add(f.id());
-            if (ctx.logMode == DeliveryLogMode.ALL) {
-                event(w, f.id(), attempt, DeliveryEvent.SUCCESS, null);
-            }
-            return null;
-        }
-        w.addRow(d.row());
-        if (ctx.logMode != DeliveryLogMode.OFF) {
-            event(w, f.id(), attempt, d.event(), d.row().error());
-        }
-        return d.row().status();
-    }
-
-    private void event(RangeWork w, long id, int attempt, DeliveryEvent e, String error) {
-        if (e.loggedUnder(ctx.logMode)) {
-            w.addEvent(new LogEvent(id, attempt, e, error));
-        }
+        return w.runOne(ctx, delivery, outcomes, f, attempt);
     }
 
     private void finishOne(RangeWork w) {
