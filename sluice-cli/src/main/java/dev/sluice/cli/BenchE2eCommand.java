@@ -25,10 +25,19 @@ import picocli.CommandLine.ParameterException;
         "Without --database-url a temporary embedded PostgreSQL (fsync on) is started; either way the "
         + "benchmark works in a schema bench_<random> that it drops at the end."})
 final class BenchE2eCommand extends BenchFlowCommand {
+    Integer partitions;
+
+    /** Checked as it is parsed, so a bad value is a usage error before anything starts. */
     @Option(names = "--partitions", paramLabel = "N",
             description = "Compare a partitioned group of N buckets (1.." + GroupConfig.MAX_PARTITIONS + ") with an ordered"
                     + " and a parallel group, same producers, keys and 2 consumer clients (default: off, plain e2e).")
-    Integer partitions;
+    void partitions(int n) {
+        if (n < 1 || n > GroupConfig.MAX_PARTITIONS) {
+            throw new ParameterException(spec.commandLine(), "--partitions must be between 1 and "
+                    + GroupConfig.MAX_PARTITIONS + " (got " + n + ")");
+        }
+        partitions = n;
+    }
 
     @Override
     E2eBenchmark.Options base() {
@@ -41,10 +50,6 @@ final class BenchE2eCommand extends BenchFlowCommand {
     }
 
     private boolean partitioned() {
-        if (partitions != null && (partitions < 1 || partitions > GroupConfig.MAX_PARTITIONS)) {
-            throw new ParameterException(spec.commandLine(), "--partitions must be between 1 and "
-                    + GroupConfig.MAX_PARTITIONS + " (got " + partitions + ")");
-        }
         return partitions != null;
     }
 
