@@ -29,6 +29,10 @@ public final class ConsumerGroup<T> {
         return name;
     }
 
+    Sluice sluice() {
+        return sluice;
+    }
+
     public Stream<T> stream() {
         return stream;
     }
@@ -84,6 +88,16 @@ public final class ConsumerGroup<T> {
     /** The operator actions of this group: dead letters and rewinds (no I/O). */
     public GroupAdmin admin() {
         return new GroupAdmin(this);
+    }
+
+    /**
+     * The buckets of a partitioned group with their positions and owners, in bucket order; empty for a group without
+     * partitions.
+     *
+     * @throws SluiceException {@link ErrorCode#GROUP_NOT_FOUND} when the group is not registered
+     */
+    public java.util.List<PartitionInfo> partitions() {
+        return sluice.engine().partitions(stream.name(), name);
     }
 
     /** @deprecated use {@code admin().deadLetters(cursor, limit)} */

@@ -87,6 +87,21 @@ public final class GroupAdmin {
         return operations().rewind(stream(), group.name(), null, Objects.requireNonNull(time, "time"), force);
     }
 
+    /**
+     * Changes a partitioned group's number of buckets — an explicit operator action, only while the group is paused
+     * (its worker's target is 0: {@code sluice fleet set-target consumer:STREAM/GROUP 0}) and none of its consumers
+     * runs. Keys map to other buckets afterwards, so every new bucket starts at the lowest position of the old ones:
+     * nothing is skipped, and messages between that position and an old bucket's position are delivered again
+     * (at least once). Exception rows (retries, dead letters) stay. Returns the group.
+     *
+     * @throws SluiceException {@link ErrorCode#INVALID_CONFIG} for a count outside 1..{@value GroupConfig#MAX_PARTITIONS}
+     *                         or a group without partitions; {@link ErrorCode#INSTANCES_LIVE} when the group is not
+     *                         paused or a consumer of it runs
+     */
+    public GroupInfo repartition(int partitions) {
+        return group.sluice().engine().repartition(stream(), group.name(), partitions);
+    }
+
     @Override
     public String toString() {
         return "GroupAdmin[" + group + "]";

@@ -167,4 +167,20 @@ class SchemaShapeTest {
         assertThat(cat.constraints("idempotency_key_" + id, 'p')).containsExactly("PRIMARY KEY (key)");
         assertThat(cat.columns("binding_config_" + id)).containsKeys("pattern", "pattern_regex");
     }
+
+    @Test
+    void shardLeaseRowsPerBucketOwnedByTheGroup() {
+        assertThat(cat.constraints("shard_lease", 'p')).containsExactly("PRIMARY KEY (consumer_group_id, bucket)");
+        assertThat(cat.constraints("shard_lease", 'f')).containsExactly(
+                "FOREIGN KEY (consumer_group_id) REFERENCES " + s + ".consumer_group_config(id) ON DELETE CASCADE");
+        assertThat(cat.columns("shard_lease")).containsEntry("bucket", "integer not null")
+                .containsEntry("shard_count", "integer not null")
+                .containsEntry("owner_token", "uuid")
+                .containsKeys("owner_instance_id", "lease_expires_at", "heartbeat_at", "updated_at");
+        // The renewal and the commit guard find an owner's rows; the claim finds unowned and expired ones.
+        assertThat(cat.indexes("shard_lease")).anySatisfy(ix -> assertThat(ix).contains("shard_lease_owner_idx")
+                .endsWith("(consumer_group_id, owner_token)"));
+        assertThat(cat.indexes("shard_lease")).anySatisfy(ix -> assertThat(ix).contains("shard_lease_lease_idx")
+                .endsWith("(consumer_group_id, lease_expires_at)"));
+    }
 }

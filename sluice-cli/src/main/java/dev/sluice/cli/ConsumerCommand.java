@@ -23,10 +23,11 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-@Command(name = "consumer", description = "Consumer groups: list, inspect, register, dead letters, redrive, purge, rewind.",
+@Command(name = "consumer", description = "Consumer groups: list, inspect, register, dead letters, redrive, purge, rewind,"
+        + " repartition.",
         subcommands = {ConsumerCommand.ListGroups.class, ConsumerCommand.Get.class, ConsumerCommand.Register.class,
                 ConsumerCommand.Dead.class, ConsumerCommand.Redrive.class, ConsumerCommand.Purge.class,
-                ConsumerCommand.Rewind.class})
+                ConsumerCommand.Rewind.class, ConsumerPartitions.Repartition.class})
 final class ConsumerCommand {
 
     /** The STREAM GROUP positional pair every per-group command takes. */
@@ -53,6 +54,7 @@ final class ConsumerCommand {
         m.put("dead", g.dead());
         m.put("open_ranges", g.openRanges());
         m.put("concurrency", g.config().concurrency().sqlValue());
+        m.put("partitions", g.config().partitions());
         m.put("bindings", g.config().bindings());
         m.put("max_attempts", g.config().retry().maxAttempts());
         m.put("dead_letter_retention", g.config().deadLetterRetention().toString());
@@ -105,11 +107,7 @@ final class ConsumerCommand {
             try (CliContext ctx = open()) {
                 GroupInfo g = ctx.sluice().stream(target.stream).consumerGroup(target.group).get().orElseThrow(() -> new SluiceException(
                         ErrorCode.GROUP_NOT_FOUND, "consumer group '" + target.group + "' of stream '" + target.stream + "' does not exist"));
-                if (json()) {
-                    Output.json(out(), group(g));
-                } else {
-                    Output.fields(out(), fields(g));
-                }
+                ConsumerPartitions.print(this, g, ctx.sluice().stream(target.stream).consumerGroup(target.group));
             }
             return Main.OK;
         }
@@ -130,6 +128,11 @@ final class ConsumerCommand {
         @Option(names = "--concurrency", paramLabel = "POLICY", description = "parallel (default), exclusive or ordered.")
         String concurrency;
 
+        @Option(names = "--partitions", paramLabel = "N", description = "Consume bucket by bucket with N buckets (1 to 1024): "
+                + "per-key order, each bucket owned by one consumer at a time. Fixed once the group exists (see 'consumer "
+                + "repartition'). Implies ordered.")
+        Integer partitions;
+
         @Option(names = "--max-attempts", paramLabel = "N", description = "Deliveries before a dead letter (default 5).")
         Integer maxAttempts;
 
@@ -146,6 +149,9 @@ final class ConsumerCommand {
             }
             if (maxAttempts != null) {
                 b.retry(RetryPolicy.DEFAULT.withMaxAttempts(maxAttempts));
+            }
+            if (partitions != null) {
+                b.partitions(partitions);
             }
             if (deadLetterRetention != null) {
                 b.deadLetterRetention(Durations.parse(deadLetterRetention));

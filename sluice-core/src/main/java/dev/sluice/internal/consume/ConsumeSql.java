@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@link ExceptionSql}: {@code exception_queue_<id>} and {@code delivery_log_<id>};</li>
  *   <li>{@link KeyLeaseSql}: {@code message_key_lease_<id>};</li>
  *   <li>{@link BindingSql}: {@code binding_config_<id>} and {@code binding_config_log_<id>};</li>
+ *   <li>{@link PartitionSql}: {@code partition_cursor_<id>} (bucket positions of partitioned groups);</li>
  *   <li>{@link MessageSql}: reads of the log only.</li>
  * </ul>
  */
@@ -29,6 +30,12 @@ final class ConsumeSql {
     final KeyLeaseSql keys;
     final BindingSql bindings;
     final MessageSql messages;
+    final PartitionSql partitions;
+    /**
+     * A partitioned group's claim in one round trip: {@link RangeSql#partitionObserve} (the fenced observation and its
+     * settling, two statements) then {@link PartitionSql#fetch} (the member's buckets up to the settled head).
+     */
+    final String partitionClaim;
 
     private ConsumeSql(FamilyTables t) {
         this.tables = t;
@@ -37,6 +44,8 @@ final class ConsumeSql {
         this.keys = new KeyLeaseSql(t, ranges);
         this.bindings = new BindingSql(t);
         this.messages = new MessageSql(t);
+        this.partitions = new PartitionSql(t);
+        this.partitionClaim = ranges.partitionObserve + partitions.fetch;
     }
 
     /** The owners of the stream's tables, built on first use and then shared. */

@@ -45,14 +45,25 @@ final class ExceptionQueue<T> {
     private final Outcomes outcomes;
     /** The rows this consumer runs now (their leases are renewed). */
     final Set<Long> inFlight = ConcurrentHashMap.newKeySet();
+    /** A partitioned member: its bucket count and the buckets it owns now (rows of others are not claimed); else 0, null. */
+    private final int partitions;
+    private final java.util.function.Supplier<Integer[]> ownedBuckets;
 
     ExceptionQueue(ConsumerContext ctx, Delivery<T> delivery, KeyLeases keys, Outcomes outcomes) {
+        this(ctx, delivery, keys, outcomes, 0, null);
+    }
+
+    /** The exception queue of a partitioned group's member, which claims only rows of the buckets it owns. */
+    ExceptionQueue(ConsumerContext ctx, Delivery<T> delivery, KeyLeases keys, Outcomes outcomes, int partitions,
+                   java.util.function.Supplier<Integer[]> ownedBuckets) {
         this.ctx = ctx;
         this.sql = ctx.sql.exceptions;
-        this.claimRowsSql = sql.claimRows(ctx.policy);
+        this.claimRowsSql = ownedBuckets == null ? sql.claimRows(ctx.policy) : sql.claimPartitionRows;
         this.delivery = delivery;
         this.keys = keys;
         this.outcomes = outcomes;
+        this.partitions = partitions;
+        this.ownedBuckets = ownedBuckets;
     }
 
     /**
@@ -96,12 +107,22 @@ final class ExceptionQueue<T> {
     }
 
     private Map<Long, ClaimedRow> claim() {
+        Integer[] buckets = ownedBuckets == null ? null : ownedBuckets.get();
+        if (buckets != null && buckets.length == 0) {
+            return Map.of();
+        }
         return ctx.db.transaction("claim exception rows", c -> {
             Map<Long, ClaimedRow> out = new LinkedHashMap<>();
             try (PreparedStatement ps = c.prepareStatement(claimRowsSql)) {
                 // An expiry is a failure: logged unless the group's delivery log is off.
-                ExceptionSql.bindClaimRows(ps, ctx.groupId(), ctx.o.batchSize(), ctx.g.config().retry().maxAttempts(),
-                        ctx.logMode != DeliveryLogMode.OFF, ctx.token, ctx.leaseSeconds, ctx.o.maxBytes());
+                if (buckets == null) {
+                    ExceptionSql.bindClaimRows(ps, ctx.groupId(), ctx.o.batchSize(), ctx.g.config().retry().maxAttempts(),
+                            ctx.logMode != DeliveryLogMode.OFF, ctx.token, ctx.leaseSeconds, ctx.o.maxBytes());
+                } else {
+                    ExceptionSql.bindClaimPartitionRows(ps, partitions, c.createArrayOf("int4", buckets), ctx.groupId(),
+                            ctx.o.batchSize(), ctx.g.config().retry().maxAttempts(), ctx.logMode != DeliveryLogMode.OFF,
+                            ctx.token, ctx.leaseSeconds, ctx.o.maxBytes());
+                }
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         long id = rs.getLong(1);

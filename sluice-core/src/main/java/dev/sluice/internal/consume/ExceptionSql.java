@@ -17,6 +17,13 @@ final class ExceptionSql {
     private final Map<ConcurrencyPolicy, String> claimRows = new EnumMap<>(ConcurrencyPolicy.class);
 
     /**
+     * The row claim of a partitioned group's member: {@code ordered}'s, taking only rows of the buckets it owns
+     * ({@link PartitionSql#bucketOf}). Parameters ({@link #bindClaimPartitionRows}): bucket count, buckets (int[]),
+     * then those of {@link #claimRows}.
+     */
+    final String claimPartitionRows;
+
+    /**
      * Turns a poison range's unresolved messages into individual ready rows and drops the range: the one
      * statement here that also deletes a range lease ({@code claim_lease_<id>}, otherwise {@link RangeSql}'s),
      * so the range becomes rows atomically. Parameters: lease id, group, concurrency.
@@ -100,8 +107,9 @@ final class ExceptionSql {
 
     ExceptionSql(FamilyTables t) {
         for (ConcurrencyPolicy p : ConcurrencyPolicy.values()) {
-            claimRows.put(p, buildClaimRows(t, p));
+            claimRows.put(p, buildClaimRows(t, p, false));
         }
+        this.claimPartitionRows = buildClaimRows(t, ConcurrencyPolicy.ORDERED, true);
         this.quarantine = "WITH l AS (DELETE FROM " + t.claimLease() + " WHERE id = ? RETURNING low, high, resolved, reclaims)"
                 + " INSERT INTO " + t.exceptionQueue() + " (consumer_group_id, message_id, status, message_key, concurrency,"
                 + "   attempts, can_run_after, last_error)"
@@ -188,7 +196,9 @@ final class ExceptionSql {
         return claimRows.get(policy);
     }
 
-    private static String buildClaimRows(FamilyTables t, ConcurrencyPolicy policy) {
+    private static String buildClaimRows(FamilyTables t, ConcurrencyPolicy policy, boolean partitioned) {
+        String owned = partitioned ? " AND " + PartitionSql.bucketOf("message_key", "message_id", "(SELECT n FROM prm)")
+                + " = ANY((SELECT buckets FROM prm)::int[])" : "";
         String candidates = switch (policy) {
             case PARALLEL -> "SELECT message_id FROM " + t.exceptionQueue()
                     + "   WHERE consumer_group_id = ? AND status IN ('ready', 'deferred') AND can_run_after <= now()";
@@ -205,12 +215,13 @@ final class ExceptionSql {
                     + "       AND i.status = 'inflight' AND i.lease_expires_at > now()))"
                     + "     ORDER BY message_key, CASE WHEN message_key IS NULL THEN message_id END, message_id) h";
         };
-        return "WITH due AS (SELECT message_id FROM " + t.exceptionQueue()
+        return "WITH " + (partitioned ? "prm AS (SELECT ?::int AS n, ?::int[] AS buckets)," : "")
+                + " due AS (SELECT message_id FROM " + t.exceptionQueue()
                 + "   WHERE consumer_group_id = ? AND message_id IN (" + candidates + ")"
-                + "   AND status IN ('ready', 'deferred') AND can_run_after <= now()"
+                + "   AND status IN ('ready', 'deferred') AND can_run_after <= now()" + owned
                 + "   ORDER BY can_run_after, message_id LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " expired AS MATERIALIZED (SELECT message_id, attempts FROM " + t.exceptionQueue()
-                + "   WHERE consumer_group_id = ? AND status = 'inflight' AND lease_expires_at <= now()"
+                + "   WHERE consumer_group_id = ? AND status = 'inflight' AND lease_expires_at <= now()" + owned
                 + "   ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " spent AS (UPDATE " + t.exceptionQueue() + " e SET status = 'dead', dead_at = now(),"
                 + "   last_error = 'expired: the lease of delivery ' || e.attempts || ' of ' || ?::int"
@@ -243,7 +254,22 @@ final class ExceptionSql {
      */
     static void bindClaimRows(java.sql.PreparedStatement ps, long group, int batch, int maxAttempts, boolean logExpiries,
                               java.util.UUID owner, double leaseSeconds, long maxBytes) throws java.sql.SQLException {
-        int i = 1;
+        bindClaimRows(ps, 1, group, batch, maxAttempts, logExpiries, owner, leaseSeconds, maxBytes);
+    }
+
+    /** Binds {@link #claimPartitionRows}'s parameters: the member's buckets, then as {@link #bindClaimRows}. */
+    static void bindClaimPartitionRows(java.sql.PreparedStatement ps, int n, java.sql.Array buckets, long group, int batch,
+                                       int maxAttempts, boolean logExpiries, java.util.UUID owner, double leaseSeconds,
+                                       long maxBytes) throws java.sql.SQLException {
+        ps.setInt(1, n);
+        ps.setArray(2, buckets);
+        bindClaimRows(ps, 3, group, batch, maxAttempts, logExpiries, owner, leaseSeconds, maxBytes);
+    }
+
+    private static void bindClaimRows(java.sql.PreparedStatement ps, int first, long group, int batch, int maxAttempts,
+                                      boolean logExpiries, java.util.UUID owner, double leaseSeconds, long maxBytes)
+            throws java.sql.SQLException {
+        int i = first;
         ps.setLong(i++, group);
         ps.setLong(i++, group);
         ps.setInt(i++, batch);

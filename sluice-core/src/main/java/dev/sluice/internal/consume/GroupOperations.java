@@ -174,9 +174,39 @@ public final class GroupOperations {
                 ps.setLong(4, position);
                 ps.executeUpdate();
             }
+            if (g.config().partitioned()) {
+                // Every bucket of a partitioned group goes to the position (its exception rows above it were dropped).
+                try (PreparedStatement ps = c.prepareStatement(sql.partitions.setAll)) {
+                    ps.setLong(1, position);
+                    ps.setLong(2, g.groupId());
+                    ps.setLong(3, g.groupId());
+                    ps.executeUpdate();
+                }
+            }
             return null;
         });
         return groups.require(stream, group);
+    }
+
+    /** The positions of a partitioned group's buckets, in bucket order (empty for a group without partitions). */
+    public List<long[]> bucketPositions(String stream, String group) {
+        GroupRef g = groups.resolve(stream, group);
+        if (!g.config().partitioned()) {
+            return List.of();
+        }
+        return db.autoCommit("read bucket positions", c -> {
+            List<long[]> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(g.tables()).partitions.allPositions)) {
+                ps.setLong(1, g.groupId());
+                ps.setLong(2, g.groupId());
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new long[] {rs.getInt(1), rs.getLong(2)});
+                    }
+                }
+            }
+            return out;
+        });
     }
 
 }

@@ -38,10 +38,23 @@ public final class GroupRegistry {
     private final GroupConfigSql sql;
 
     private final dev.sluice.internal.fleet.WorkerConfigs workers;
+    private final Buckets buckets;
+    private final String schema;
+
+    /** The shard-lease side of a partitioned group's registration ({@code internal.shard}), in the caller's transaction. */
+    public interface Buckets {
+        /** Creates the group's bucket rows, or checks the stored count ({@code SLU-0120} when it differs). */
+        void declare(Connection c, long groupId, int count) throws SQLException;
+
+        /** Replaces the group's bucket rows with {@code count} unowned ones. */
+        void repartition(Connection c, long groupId, int count) throws SQLException;
+    }
 
     public GroupRegistry(Db db, StreamCatalog streams, String schema, String clientId,
-                         dev.sluice.internal.fleet.WorkerConfigs workers) {
+                         dev.sluice.internal.fleet.WorkerConfigs workers, Buckets buckets) {
         this.db = db;
+        this.schema = schema;
+        this.buckets = buckets;
         this.workers = workers;
         this.streams = streams;
         this.q = streams.quotedSchema();
@@ -112,10 +125,28 @@ public final class GroupRegistry {
                     ps.setLong(4, start);
                     ps.executeUpdate();
                 }
+                if (config.partitioned()) {
+                    buckets.declare(c, groupId, config.partitions());
+                    try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).partitions.startPositions)) {
+                        ps.setLong(1, groupId);
+                        ps.setLong(2, start);
+                        ps.setInt(3, config.partitions());
+                        ps.executeUpdate();
+                    }
+                }
                 action = "created";
                 installBindings(c, t, groupId, config.bindings(), 0);
             } else {
-                action = GroupDocs.fromJson(current).equals(config) ? "unchanged" : "updated";
+                GroupConfig stored = GroupDocs.fromJson(current);
+                if (stored.partitions() != config.partitions()) {
+                    throw new SluiceException(ErrorCode.PARTITIONS_MISMATCH, "group '" + group + "' of '" + stream + "' has "
+                            + describe(stored.partitions()) + "; the declaration has " + describe(config.partitions())
+                            + " (the count is fixed; change it with repartition while the group is paused)");
+                }
+                if (config.partitioned()) {
+                    buckets.declare(c, groupId, config.partitions());
+                }
+                action = stored.equals(config) ? "unchanged" : "updated";
                 try (PreparedStatement ps = c.prepareStatement(sql.updateConfig)) {
                     ps.setString(1, doc);
                     ps.setLong(2, groupId);
@@ -127,6 +158,88 @@ public final class GroupRegistry {
             return null;
         });
         return require(stream, group);
+    }
+
+    /**
+     * Changes a partitioned group's number of buckets, only while it is paused (its worker's target 0) and none of its
+     * consumers runs: new bucket rows, and every new bucket at the lowest old position (nothing skipped; what lies
+     * between that and an old bucket's position is delivered again). The declaration is logged as "repartitioned".
+     */
+    public GroupInfo repartition(String stream, String group, int partitions) {
+        Names.validate("stream", stream);
+        Names.validate("consumer group", group);
+        if (partitions < 1 || partitions > GroupConfig.MAX_PARTITIONS) {
+            throw new SluiceException(ErrorCode.INVALID_CONFIG,
+                    "partitions must be between 1 and " + GroupConfig.MAX_PARTITIONS + " (got " + partitions + ")");
+        }
+        StreamInfo s = streams.requireUsable(stream);
+        FamilyTables t = tables(s.id());
+        PartitionSql psql = ConsumeSql.of(t).partitions;
+        db.transaction("repartition group '" + group + "' of '" + stream + "'", c -> {
+            try (PreparedStatement ps = c.prepareStatement(GroupConfigSql.LOCK_GROUPS)) {
+                ps.setString(1, sql.groupsLockKey(s.id()));
+                ps.execute();
+            }
+            long groupId;
+            GroupConfig current;
+            try (PreparedStatement ps = c.prepareStatement(sql.selectForUpdate)) {
+                ps.setLong(1, s.id());
+                ps.setString(2, group);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new SluiceException(ErrorCode.GROUP_NOT_FOUND, "no group '" + group + "' on stream '" + stream + "'");
+                    }
+                    groupId = rs.getLong(1);
+                    current = GroupDocs.fromJson(rs.getString(2));
+                }
+            }
+            if (!current.partitioned()) {
+                throw new SluiceException(ErrorCode.INVALID_CONFIG, "group '" + group + "' has no partitions to change");
+            }
+            if (workers.groupTarget(c, stream, group) != 0) {
+                throw new SluiceException(ErrorCode.INSTANCES_LIVE, "pause group '" + group + "' first (sluice fleet set-target "
+                        + "consumer:" + stream + "/" + group + " 0), then repartition");
+            }
+            if (Presence.anyLive(c, schema, groupId)) {
+                throw new SluiceException(ErrorCode.INSTANCES_LIVE, "group '" + group + "' has running consumers; close them first");
+            }
+            long lowest;
+            try (PreparedStatement ps = c.prepareStatement(psql.lowest)) {
+                ps.setLong(1, groupId);
+                ps.setLong(2, groupId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    lowest = rs.getLong(1);
+                }
+            }
+            buckets.repartition(c, groupId, partitions);
+            try (PreparedStatement ps = c.prepareStatement(psql.deleteAll)) {
+                ps.setLong(1, groupId);
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps = c.prepareStatement(psql.startPositions)) {
+                ps.setLong(1, groupId);
+                ps.setLong(2, lowest);
+                ps.setInt(3, partitions);
+                ps.executeUpdate();
+            }
+            GroupConfig next = new GroupConfig(current.start(), current.bindings(), current.concurrency(), current.retry(),
+                    current.deliveryLogMode(), current.acceptVersions(), current.maxRangeReclaims(), current.deadLetterRetention(),
+                    partitions);
+            String doc = GroupDocs.toJson(next);
+            try (PreparedStatement ps = c.prepareStatement(sql.updateConfig)) {
+                ps.setString(1, doc);
+                ps.setLong(2, groupId);
+                ps.executeUpdate();
+            }
+            logDeclaration(c, s.id(), groupId, group, doc, "repartitioned");
+            return null;
+        });
+        return require(stream, group);
+    }
+
+    private static String describe(int partitions) {
+        return partitions == 0 ? "no partitions" : partitions + " partitions";
     }
 
     private long insertGroup(Connection c, long streamId, String group, String doc) throws SQLException {

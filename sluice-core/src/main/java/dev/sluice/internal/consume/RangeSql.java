@@ -90,6 +90,16 @@ final class RangeSql {
      */
     final String claim;
 
+    /**
+     * Statements 1 and 2 of a partitioned group's claim ({@link ConsumeSql#partitionClaim}): the same fenced
+     * observation as {@link #claim}, settled the same way, but nothing is claimed here — the members' buckets have
+     * positions of their own ({@link PartitionSql}). The cursor keeps the fence: its next version (when anything
+     * changed) has claimed = committed = settled_head = the settled head, which statement 2 also leaves in the
+     * transaction-local setting {@code sluice.settled} for the fetch that follows. Statement 2 returns: set_config,
+     * pending, observed head, bindings (json), head. Parameters: cursor lock key, group.
+     */
+    final String partitionObserve;
+
     /** Whether the pending observation has settled (read-only). Parameter: group. */
     final String settled;
 
@@ -154,12 +164,14 @@ final class RangeSql {
                 + " DELETE FROM " + t.consumerGroupCursor()
                 + " WHERE consumer_group_id = (SELECT consumer_group_id FROM cur) AND seq = (SELECT seq FROM cur)";
         this.deleteLeases = "DELETE FROM " + t.claimLease() + " WHERE consumer_group_id = ?";
-        this.claim = "WITH " + SnapshotFence.observationCtes(t)
+        // Statement 1 of a fenced claim: the observation (parameter: the cursor lock key).
+        String observation = "WITH " + SnapshotFence.observationCtes(t)
                 + " SELECT set_config('sluice.observed_head', o.head::text, true),"
                 + " set_config('synchronous_commit', 'off', true),"
                 + " set_config('sluice.fence_holders', " + SnapshotFence.HOLDERS + "::text, true),"
-                + " pg_advisory_xact_lock(hashtextextended(?, 0)) FROM o;\n"
-                + "WITH obs AS (SELECT current_setting('sluice.observed_head')::bigint AS head,"
+                + " pg_advisory_xact_lock(hashtextextended(?, 0)) FROM o;\n";
+        // Statement 2's start: the current cursor and the settled head after this observation (parameter: group).
+        String settling = "WITH obs AS (SELECT current_setting('sluice.observed_head')::bigint AS head,"
                 + "   current_setting('sluice.fence_holders')::xid8[] AS holders),"
                 + " snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),"
                 + " cur AS MATERIALIZED " + cursor + ","
@@ -171,18 +183,33 @@ final class RangeSql {
                 + " p AS (SELECT n.*, (n.promoted OR n.pending_xids IS NULL) AS free,"
                 + "   CASE WHEN n.promoted THEN greatest(n.settled_head, n.pending_head) ELSE n.settled_head END AS settled0 FROM n),"
                 + " m AS (SELECT p.*, CASE WHEN p.holders = '{}' THEN greatest(p.settled0, p.observed) ELSE p.settled0 END AS settled"
-                + "   FROM p),"
+                + "   FROM p),";
+        // The pending observation after this one, over a FROM item with settled, free, observed, holders.
+        String nextPending = "CASE WHEN r.holders = '{}' THEN NULL WHEN r.free AND r.observed > r.settled THEN r.observed"
+                + "     WHEN r.free THEN NULL ELSE r.pending_head END AS new_pending_head,"
+                + "   CASE WHEN r.holders = '{}' THEN NULL WHEN r.free AND r.observed > r.settled THEN r.holders"
+                + "     WHEN r.free THEN NULL ELSE r.pending_xids END AS new_pending_xids";
+        String bindingsOf = "(SELECT json_agg(json_build_array(b.pattern, b.from_message_id, b.until_message_id))"
+                + "     FROM " + t.bindingConfig() + " b WHERE b.consumer_group_id = u.consumer_group_id)::text";
+        this.partitionObserve = observation + settling
+                + " nxt AS (SELECT r.*, " + nextPending + " FROM m r),"
+                + " chg AS (SELECT * FROM nxt WHERE claimed <> settled OR stored_committed <> settled OR settled <> settled_head"
+                + "   OR new_pending_head IS DISTINCT FROM pending_head OR new_pending_xids IS DISTINCT FROM pending_xids),"
+                + " ver AS (INSERT INTO " + t.consumerGroupCursor()
+                + "   (consumer_group_id, seq, claimed, committed, settled_head, pending_head, pending_xids)"
+                + "   SELECT consumer_group_id, seq + 1, settled, settled, settled, new_pending_head, new_pending_xids FROM chg),"
+                + " old AS (DELETE FROM " + t.consumerGroupCursor()
+                + "   WHERE consumer_group_id = (SELECT consumer_group_id FROM chg) AND seq = (SELECT seq FROM chg))"
+                + " SELECT set_config('sluice.settled', u.settled::text, true), u.new_pending_xids IS NOT NULL, u.observed, "
+                + bindingsOf + ", " + head + " FROM nxt u;\n";
+        this.claim = observation + settling
                 + " r AS (SELECT m.*, greatest(m.claimed, least(m.claimed + ?, m.settled)) AS high FROM m),"
                 // The byte budget: payload sizes only (octet_length reads a stored value's length, not the value).
                 + " sized AS (SELECT l.id, sum(octet_length(l.payload)) OVER (ORDER BY l.id) AS upto,"
                 + "   row_number() OVER (ORDER BY l.id) AS n FROM r JOIN " + t.messageLog() + " l"
                 + "   ON l.id BETWEEN r.claimed + 1 AND r.high),"
                 + " cut AS (SELECT min(id) - 1 AS high FROM sized WHERE upto > ? AND n > 1),"
-                + " nxt AS (SELECT r.*, coalesce((SELECT high FROM cut), r.high) AS new_claimed,"
-                + "   CASE WHEN r.holders = '{}' THEN NULL WHEN r.free AND r.observed > r.settled THEN r.observed"
-                + "     WHEN r.free THEN NULL ELSE r.pending_head END AS new_pending_head,"
-                + "   CASE WHEN r.holders = '{}' THEN NULL WHEN r.free AND r.observed > r.settled THEN r.holders"
-                + "     WHEN r.free THEN NULL ELSE r.pending_xids END AS new_pending_xids FROM r),"
+                + " nxt AS (SELECT r.*, coalesce((SELECT high FROM cut), r.high) AS new_claimed, " + nextPending + " FROM r),"
                 // A claim that changes nothing writes nothing; otherwise the next version replaces the current one.
                 + " chg AS (SELECT * FROM nxt WHERE new_claimed <> claimed OR settled <> settled_head"
                 + "   OR committed <> stored_committed OR new_pending_head IS DISTINCT FROM pending_head"
@@ -198,8 +225,7 @@ final class RangeSql {
                 + "   SELECT consumer_group_id, claimed + 1, new_claimed, ?, now() + make_interval(secs => ?) FROM nxt"
                 + "   WHERE new_claimed > claimed RETURNING id)"
                 + " SELECT u.claimed, u.new_claimed, u.new_pending_xids IS NOT NULL, (SELECT id FROM ins), u.observed,"
-                + "   (SELECT json_agg(json_build_array(b.pattern, b.from_message_id, b.until_message_id))"
-                + "     FROM " + t.bindingConfig() + " b WHERE b.consumer_group_id = u.consumer_group_id)::text, " + head + ", f.*"
+                + "   " + bindingsOf + ", " + head + ", f.*"
                 + " FROM nxt u LEFT JOIN LATERAL (SELECT " + MessageSql.FETCH_COLUMNS
                 + "   FROM " + t.messageLog() + " m LEFT JOIN " + t.compactionHead() + " h"
                 + "     ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key"
@@ -220,7 +246,7 @@ final class RangeSql {
                 + "   LATERAL (SELECT x.resolved_text::bigint[] AS resolved) r"
                 + " WHERE l.id = ANY(?::bigint[]) AND l.id = x.id AND l.owner_token = ? AND l.expires_at > now() RETURNING l.id";
         this.groupList = "SELECT g.id, g.name, g.config::text, g.created_at, c.claimed, "
-                + committedNow(t, "c") + ","
+                + progressNow(t, "c", "g.id") + ","
                 + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'ready'),"
                 + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'deferred'),"
                 + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'inflight'),"
@@ -231,7 +257,7 @@ final class RangeSql {
                 + " WHERE g.stream_id = ? AND (?::text IS NULL OR g.name = ?) ORDER BY g.name";
         String groupsWithCursor = " FROM " + t.quotedSchema() + ".consumer_group_config g CROSS JOIN LATERAL (SELECT * FROM "
                 + t.consumerGroupCursor() + " WHERE consumer_group_id = g.id ORDER BY seq DESC LIMIT 1) c WHERE g.stream_id = ?";
-        this.lowestCommitted = "SELECT min(" + committedNow(t, "c") + ")" + groupsWithCursor;
+        this.lowestCommitted = "SELECT min(" + progressNow(t, "c", "g.id") + ")" + groupsWithCursor;
         this.leasesInRange = "SELECT EXISTS (SELECT 1" + groupsWithCursor + " AND EXISTS (SELECT 1 FROM " + t.claimLease() + " l"
                 + "   WHERE l.consumer_group_id = g.id AND l.low > c.committed AND l.low < ? AND l.high >= ?))";
     }
@@ -244,6 +270,14 @@ final class RangeSql {
     static String committedNow(FamilyTables t, String c) {
         return "coalesce((SELECT min(l.low) - 1 FROM " + t.claimLease() + " l WHERE l.consumer_group_id = " + c
                 + ".consumer_group_id AND l.low > " + c + ".committed), " + c + ".claimed)";
+    }
+
+    /**
+     * As {@link #committedNow}, for any group: a partitioned group's committed position is its lowest bucket position
+     * ({@link PartitionSql#lowestPosition}); other groups have no bucket positions. Read paths only.
+     */
+    static String progressNow(FamilyTables t, String c, String g) {
+        return "coalesce(" + PartitionSql.lowestPosition(t, g) + ", " + committedNow(t, c) + ")";
     }
 
     /** The advisory key text that serialises the group's cursor writers (claims and rewinds) for a transaction. */

@@ -31,6 +31,12 @@ public final class PartGate implements WorkGate {
         }
     }
 
+    /** The fleet instance's id (0 until it is set and claimed). */
+    public long instanceId() {
+        WorkerInstance i = instance;
+        return i == null ? 0 : i.instanceId();
+    }
+
     @Override
     public boolean open() {
         WorkerInstance i = instance;

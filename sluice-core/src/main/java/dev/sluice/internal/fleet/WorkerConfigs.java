@@ -102,6 +102,11 @@ public final class WorkerConfigs {
      *                         a manager target other than 0 and 1; {@link ErrorCode#WORKER_NOT_FOUND} when the
      *                         worker does not exist
      */
+    /** The target of a group's consumer worker (-1 when it has none), in the caller's transaction. */
+    public int groupTarget(Connection c, String stream, String group) throws SQLException {
+        return Sql.first(c, sql.groupWorker, rs -> rs.getInt(2), stream, group).orElse(-1);
+    }
+
     public int setTarget(WorkerKey key, int target) {
         validateTarget(key, target);
         return db.transaction("set the target of " + key, c -> {

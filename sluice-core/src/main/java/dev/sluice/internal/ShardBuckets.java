@@ -1,0 +1,48 @@
+package dev.sluice.internal;
+
+import dev.sluice.internal.consume.BucketLeases;
+import dev.sluice.internal.shard.ShardMember;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Collection;
+import java.util.Set;
+
+/** A partitioned consumer's view ({@link BucketLeases}) of its shard leases ({@link ShardMember}). */
+final class ShardBuckets implements BucketLeases {
+    private final ShardMember member;
+
+    ShardBuckets(ShardMember member) {
+        this.member = member;
+    }
+
+    @Override
+    public Set<Integer> held() {
+        return member.held();
+    }
+
+    @Override
+    public boolean holds(int bucket) {
+        return member.holds(bucket);
+    }
+
+    @Override
+    public Step step() {
+        ShardMember.Step s = member.step();
+        return new Step(s.acquired(), s.lost(), s.excess());
+    }
+
+    @Override
+    public void release(Collection<Integer> buckets) {
+        member.release(buckets);
+    }
+
+    @Override
+    public Set<Integer> lockHeld(Connection c, Collection<Integer> buckets) throws SQLException {
+        return member.lockHeld(c, buckets);
+    }
+
+    @Override
+    public void leave() {
+        member.leave();
+    }
+}

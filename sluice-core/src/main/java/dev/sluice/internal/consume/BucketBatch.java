@@ -1,0 +1,84 @@
+package dev.sluice.internal.consume;
+
+import dev.sluice.internal.consume.RangeWork.LogEvent;
+import dev.sluice.internal.consume.RangeWork.OutcomeRow;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One bucket's claimed batch while it runs: the messages of the bucket in {@code (low, high]} (everything of the
+ * bucket in that window; a bucket has one open batch at a time, so batches of a bucket run one after another), the
+ * ids resolved so far, the outcome rows and events its commit writes, and the keys whose deferred rows the commit
+ * must wake.
+ */
+final class BucketBatch {
+    final int bucket;
+    /** The bucket's position when the batch was claimed: every message of the bucket at or below is resolved. */
+    final long low;
+    /** Where the bucket's position goes when the batch commits. */
+    final long high;
+    final List<Fetched> messages;
+    /** Messages whose key had an unresolved exception row below them when claimed: deferred, never run here. */
+    final Set<Long> blocked;
+    /** Successes and skips. */
+    final Set<Long> resolved = ConcurrentHashMap.newKeySet();
+    private final List<OutcomeRow> rows = new ArrayList<>();
+    private final List<LogEvent> events = new ArrayList<>();
+    /** Keys with a row deferred because the key was running here: woken at the commit. */
+    final Set<String> wake = ConcurrentHashMap.newKeySet();
+    final AtomicInteger remaining = new AtomicInteger();
+    /** Set when the batch was committed, given back, or refused: nothing more is written for it. */
+    volatile boolean done;
+    /** Set when the bucket was lost: the rest of the batch is not run (its outcome would be refused). */
+    volatile boolean lost;
+
+    BucketBatch(int bucket, long low, long high, List<Fetched> messages, Set<Long> blocked) {
+        this.bucket = bucket;
+        this.low = low;
+        this.high = high;
+        this.messages = messages;
+        this.blocked = blocked;
+    }
+
+    synchronized void addRow(OutcomeRow row) {
+        rows.add(row);
+    }
+
+    synchronized void addEvent(LogEvent e) {
+        events.add(e);
+    }
+
+    synchronized List<OutcomeRow> rowsSnapshot() {
+        return List.copyOf(rows);
+    }
+
+    synchronized List<LogEvent> eventsSnapshot() {
+        return List.copyOf(events);
+    }
+
+    /**
+     * A clean stop before the batch finished: every message neither resolved nor given a row becomes a
+     * {@code ready} row due now (the unfinished delivery not counted), so the position can still move to
+     * {@link #high} — nothing completed runs again, and what did not finish runs as a row, in key order.
+     */
+    synchronized List<OutcomeRow> rowsWithUnfinished() {
+        Set<Long> written = new HashSet<>(resolved);
+        rows.forEach(r -> written.add(r.id()));
+        List<OutcomeRow> all = new ArrayList<>(rows);
+        for (Fetched f : messages) {
+            if (!written.contains(f.id())) {
+                all.add(new OutcomeRow(f.id(), RowStatus.READY, f.messageKey(), 0, 0, 0, null, null));
+            }
+        }
+        return all;
+    }
+
+    @Override
+    public String toString() {
+        return "bucket " + bucket + " (" + low + ", " + high + "]";
+    }
+}

@@ -1,0 +1,80 @@
+package dev.sluice.internal.consume;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The key "leases" of a partitioned group's member: a bucket has one owner, so the keys of its buckets are busy
+ * only inside this process, and one in-flight delivery per key is kept in memory — no key-lease rows, no
+ * statements. Waking the next deferred row of a key still goes through the exception queue (and a NOTIFY).
+ */
+final class LocalKeys implements KeyLeases {
+    private final Set<String> busy = ConcurrentHashMap.newKeySet();
+    private final KeyedLeases wake;
+
+    LocalKeys(ConsumerContext ctx, String channel) {
+        this.wake = new KeyedLeases(ctx, channel);
+    }
+
+    /** Takes a key for a chain or a row; false while another delivery of it runs here. */
+    boolean tryTake(String key) {
+        return key == null || busy.add(key);
+    }
+
+    /** Lets go of a key taken with {@link #tryTake}. */
+    void let(String key) {
+        if (key != null) {
+            busy.remove(key);
+        }
+    }
+
+    @Override
+    public boolean keyed() {
+        return true;
+    }
+
+    @Override
+    public Set<String> acquire(RangeWork w, Map<String, List<Fetched>> chains) {
+        throw new UnsupportedOperationException("a partitioned group has no ranges");
+    }
+
+    @Override
+    public boolean acquireRow(Fetched f) {
+        // The row claim takes only the lowest unresolved row of a key, so order holds; the key must not be running
+        // in a chain of a bucket batch at the same time.
+        return tryTake(f.messageKey());
+    }
+
+    @Override
+    public void releaseRow(String key) {
+        if (key == null) {
+            return;
+        }
+        let(key);
+        wake.releaseRow(key); // no key-lease row to delete; wakes the next deferred row of the key
+    }
+
+    @Override
+    public void release(Connection c, Set<String> keys) {
+        // nothing is held in the database
+    }
+
+    @Override
+    public void wakeNext(Connection c, Set<String> keys) throws SQLException {
+        wake.wakeNext(c, keys);
+    }
+
+    @Override
+    public void renew(Connection c) {
+        // nothing is held in the database
+    }
+
+    @Override
+    public void releaseAll(Connection c) {
+        // nothing is held in the database
+    }
+}

@@ -1,0 +1,141 @@
+package dev.sluice.internal.consume;
+
+import dev.sluice.internal.schema.FamilyTables;
+
+/**
+ * Owner of {@code partition_cursor_<id>}: the positions of partitioned groups, one per (group, bucket), and the
+ * fetch of a member's buckets, built once per stream ({@link ConsumeSql#of}). Every message of a bucket at or
+ * below its position is resolved (handled, or held by an exception row written in the same transaction), so the
+ * exception queue never holds a message above its bucket's position. The table is append-only like the group's
+ * cursor: a change writes version {@code seq + 1} and deletes the one it replaces, and the current position is
+ * the newest row of (group, bucket), found first by a backward scan of the primary key (docs/partitions.md).
+ */
+final class PartitionSql {
+    /**
+     * The bucket of a message, as every client computes it: {@code ((hashtextextended(key, 0) % N) + N) % N}, and
+     * {@code id % N} for a message without a key. Used while building statements only.
+     *
+     * @param key the key column, {@code id} the id column, {@code n} the bucket count (an SQL expression)
+     */
+    static String bucketOf(String key, String id, String n) {
+        return "(CASE WHEN " + key + " IS NULL THEN " + id + " % " + n
+                + " ELSE ((hashtextextended(" + key + ", 0) % " + n + ") + " + n + ") % " + n + " END)::int";
+    }
+
+    /** The first version of each bucket's position. Parameters: group, bucket count, start position. */
+    final String startPositions;
+
+    /** The current positions of some buckets: bucket, position. Parameters: buckets (int[]), group. */
+    final String positions;
+
+    /** The current positions of every bucket of a group, in bucket order: bucket, position, updated at. Parameter: group. */
+    final String allPositions;
+
+    /**
+     * Moves some buckets forward (never back): the next version of each whose position grows, and the deletion of
+     * the versions they replace. The old versions are deleted by (group, bucket = ANY, seq = ANY): a bucket has one
+     * live row (its current version), so the cross product of the lists matches exactly the replaced rows, and every
+     * condition reaches the index (a join could walk the versions a held xmin keeps). Run by the bucket's owner under
+     * its shard lease's row lock. Parameters: buckets (int[]), positions (bigint[]), group, group.
+     */
+    final String advance;
+
+    /** Sets every bucket of a group to one position (a rewind, a repartition). Parameters: position, group, group. */
+    final String setAll;
+
+    /** The lowest position over a group's buckets (null when none). Parameters: group, group. */
+    final String lowest;
+
+    /** Drops every position of a group (before a repartition writes the new buckets). Parameter: group. */
+    final String deleteAll;
+
+    /**
+     * The lowest position over the group's buckets (null when it has none): where a partitioned group has
+     * committed everything below. Used while building statements (group listings, retention) with the group id
+     * expression {@code g}.
+     */
+    static String lowestPosition(FamilyTables t, String g) {
+        return "(SELECT min(p.position) FROM generate_series(0, greatest((SELECT max(bucket) FROM " + t.partitionCursor()
+                + " WHERE consumer_group_id = " + g + "), -1)) AS b(n) CROSS JOIN LATERAL (SELECT position FROM "
+                + t.partitionCursor() + " WHERE consumer_group_id = " + g + " AND bucket = b.n ORDER BY seq DESC LIMIT 1) p)";
+    }
+
+    /**
+     * A member's fetch, the third statement of {@link ConsumeSql#partitionClaim} (after the fence's observation
+     * and its settling, which leaves the settled head in {@code sluice.settled}): the first {@code batch} messages in
+     * id order of the given buckets that lie above their bucket's position and at or below the settled head, cut
+     * before the first (but the first) whose payload would pass the byte budget. Each row says its bucket and
+     * whether its key is blocked — an unresolved exception row of the key (ready, deferred or in flight) below it,
+     * so ordered delivery defers it. The scan walks the log's primary key from the lowest position and stops after
+     * {@code batch} matches; the filter is per row (no sort of the window).
+     *
+     * <p>Returns the settled head, how many messages matched (up to batch), the highest matched id, the cut (the id
+     * the batch ends at when the budget cut it, else null), then per message its bucket, blocked, and
+     * {@link MessageSql#FETCH_COLUMNS} — one row with null message columns when nothing matched.
+     * Parameters: N, buckets (int[]), positions by bucket (bigint[] of N, 1-based), lowest position, batch,
+     * byte budget, group.
+     */
+    final String fetch;
+
+    PartitionSql(FamilyTables t) {
+        String pc = t.partitionCursor();
+        String current = "(SELECT * FROM " + pc + " WHERE consumer_group_id = ? AND bucket = x.bucket ORDER BY seq DESC LIMIT 1)";
+        this.startPositions = "INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position)"
+                + " SELECT ?, b, 1, ? FROM generate_series(0, ? - 1) AS b";
+        this.positions = "SELECT x.bucket, c.position FROM unnest(?::int[]) AS x(bucket)"
+                + " CROSS JOIN LATERAL " + current + " c";
+        this.allPositions = "SELECT b.n, c.position, c.updated_at FROM generate_series(0, greatest((SELECT max(bucket) FROM " + pc
+                + " WHERE consumer_group_id = ?), -1)) AS b(n) CROSS JOIN LATERAL (SELECT * FROM " + pc
+                + " WHERE consumer_group_id = ? AND bucket = b.n ORDER BY seq DESC LIMIT 1) c ORDER BY b.n";
+        this.advance = "WITH x AS (SELECT * FROM unnest(?::int[], ?::bigint[]) AS x(bucket, position)),"
+                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, x.position AS next"
+                + "   FROM x CROSS JOIN LATERAL " + current + " c WHERE x.position > c.position),"
+                + " ins AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position)"
+                + "   SELECT consumer_group_id, bucket, seq + 1, next FROM cur)"
+                + " DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = ANY(ARRAY(SELECT bucket FROM cur))"
+                + "   AND seq = ANY(ARRAY(SELECT seq FROM cur))";
+        String all = "(SELECT c.* FROM generate_series(0, greatest((SELECT max(bucket) FROM " + pc
+                + " WHERE consumer_group_id = ?), -1)) AS b(n) CROSS JOIN LATERAL (SELECT * FROM " + pc
+                + " WHERE consumer_group_id = ? AND bucket = b.n ORDER BY seq DESC LIMIT 1) c)";
+        this.setAll = "WITH v AS (SELECT ?::bigint AS position), cur AS MATERIALIZED " + all + ","
+                + " ins AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position)"
+                + "   SELECT cur.consumer_group_id, cur.bucket, cur.seq + 1, v.position FROM cur, v)"
+                + " DELETE FROM " + pc + " p USING cur WHERE p.consumer_group_id = cur.consumer_group_id"
+                + "   AND p.bucket = cur.bucket AND p.seq = cur.seq";
+        this.deleteAll = "DELETE FROM " + pc + " WHERE consumer_group_id = ?";
+        this.lowest = "SELECT " + lowestPosition(t, "?");
+        String bucket = bucketOf("m.message_key", "m.id", "p.n");
+        this.fetch = "WITH p AS (SELECT ?::int AS n, ?::int[] AS buckets, ?::bigint[] AS pos,"
+                + "   current_setting('sluice.settled')::bigint AS settled),"
+                + " cand AS (SELECT m.id, k.b, octet_length(m.payload) AS size FROM p, " + t.messageLog() + " m"
+                + "   CROSS JOIN LATERAL (SELECT " + bucket + " AS b) k"
+                + "   WHERE m.id > ? AND m.id <= p.settled AND k.b = ANY(p.buckets) AND m.id > p.pos[k.b + 1]"
+                + "   ORDER BY m.id LIMIT ?),"
+                + " sized AS (SELECT id, b, sum(size) OVER (ORDER BY id) AS upto, row_number() OVER (ORDER BY id) AS n FROM cand),"
+                + " cut AS (SELECT min(id) - 1 AS high FROM sized WHERE upto > ? AND n > 1),"
+                + " picked AS (SELECT id, b FROM sized WHERE (SELECT high FROM cut) IS NULL OR id <= (SELECT high FROM cut))"
+                + " SELECT p.settled, (SELECT count(*) FROM cand), (SELECT max(id) FROM cand), (SELECT high FROM cut),"
+                + "   f.b, f.blocked, f.id, f.created_at, f.schema_version, f.content_type, f.routing_key, f.message_key,"
+                + "   f.compaction_rank, f.headers, f.options, f.payload, f.superseded"
+                + " FROM p LEFT JOIN LATERAL (SELECT k.b, (m.message_key IS NOT NULL AND EXISTS (SELECT 1 FROM " + t.exceptionQueue()
+                + "     e WHERE e.consumer_group_id = ? AND e.message_key = m.message_key AND e.message_id < m.id"
+                + "     AND e.status IN ('ready', 'deferred', 'inflight'))) AS blocked, " + MessageSql.FETCH_COLUMNS
+                + "   FROM picked k JOIN " + t.messageLog() + " m ON m.id = k.id LEFT JOIN " + t.compactionHead() + " h"
+                + "     ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key) f ON true"
+                + " ORDER BY f.id";
+    }
+
+    /** Binds {@link #fetch}'s parameters from {@code first} on. */
+    static int bindFetch(java.sql.PreparedStatement ps, int first, java.sql.Connection c, int n, Integer[] buckets, Long[] posByBucket,
+                         long lowest, int batch, long maxBytes, long group) throws java.sql.SQLException {
+        int i = first;
+        ps.setInt(i++, n);
+        ps.setArray(i++, c.createArrayOf("int4", buckets));
+        ps.setArray(i++, c.createArrayOf("int8", posByBucket));
+        ps.setLong(i++, lowest);
+        ps.setInt(i++, batch);
+        ps.setLong(i++, maxBytes);
+        ps.setLong(i++, group);
+        return i;
+    }
+}
