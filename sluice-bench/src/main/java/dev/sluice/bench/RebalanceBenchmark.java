@@ -108,6 +108,8 @@ public final class RebalanceBenchmark {
             Map<String, Object> m = BenchJson.summaryLine(SCENARIO, reownedSeconds == null ? null : BenchJson.round(reownedSeconds, 2),
                     options.lease().toMillis() / 1000.0, "fleet lease", reownedSeconds == null ? null
                             : BenchJson.round(reownedSeconds / (options.lease().toMillis() / 1000.0), 3), "s", environment);
+            // The measured span: from the crash until the backlog drained.
+            m.put("duration_s", drainedSeconds == null ? null : BenchJson.round(drainedSeconds, 2));
             m.put("reowned_s", reownedSeconds == null ? null : BenchJson.round(reownedSeconds, 2));
             m.put("balanced_s", balancedSeconds == null ? null : BenchJson.round(balancedSeconds, 2));
             m.put("drained_s", drainedSeconds == null ? null : BenchJson.round(drainedSeconds, 2));
