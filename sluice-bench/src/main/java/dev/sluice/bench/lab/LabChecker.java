@@ -153,6 +153,7 @@ public final class LabChecker {
                 // per process: the latest end of a call of the current key, and which message that call ran
                 Map<String, java.sql.Timestamp> ends = new java.util.HashMap<>();
                 Map<String, Long> running = new java.util.HashMap<>();
+                Map<String, java.sql.Timestamp> starts = new java.util.HashMap<>();
                 while (rs.next()) {
                     String k = rs.getString(1);
                     String instance = rs.getString(2);
@@ -163,6 +164,7 @@ public final class LabChecker {
                         key = k;
                         ends.clear();
                         running.clear();
+                        starts.clear();
                     }
                     for (Map.Entry<String, java.sql.Timestamp> other : ends.entrySet()) {
                         if (!other.getKey().equals(instance) && other.getValue().after(start)) {
@@ -170,7 +172,7 @@ public final class LabChecker {
                             if (example == null) {
                                 example = "key " + k + ": message " + message + " started in " + instance + " at " + start
                                         + " while message " + running.get(other.getKey()) + " ran in " + other.getKey()
-                                        + " until " + other.getValue();
+                                        + " from " + starts.get(other.getKey()) + " until " + other.getValue();
                             }
                             break;
                         }
@@ -179,6 +181,7 @@ public final class LabChecker {
                     if (previous == null || end.after(previous)) {
                         ends.put(instance, end);
                         running.put(instance, message);
+                        starts.put(instance, start);
                     }
                 }
             }
