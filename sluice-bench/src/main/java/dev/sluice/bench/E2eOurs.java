@@ -5,6 +5,7 @@ import dev.sluice.ConsumerGroup;
 import dev.sluice.Consumption;
 import dev.sluice.ConsumptionStats;
 import dev.sluice.GroupConfig;
+import dev.sluice.Message;
 import dev.sluice.Outcome;
 import dev.sluice.ProduceOptions;
 import dev.sluice.Producer;
@@ -18,10 +19,12 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -32,9 +35,40 @@ import java.util.concurrent.locks.LockSupport;
  * handler; then the groups drain, and every committed message is checked off per group (lost and
  * duplicate deliveries). A group that does not catch up is diagnosed from its cursor, leases and
  * exception rows for the report.
+ *
+ * <p>A {@link Plan} varies the run for {@link E2ePartitions}: the groups' configuration, consumer clients of
+ * their own (each consuming every group), keyed messages, and an observer of every handler call.
  */
 final class E2eOurs {
     private E2eOurs() {
+    }
+
+    /** Sees every handler call: {@code started} before the handler notes the id, {@code finished} after. */
+    interface Deliveries {
+        void started(Message<byte[]> m);
+
+        void finished(Message<byte[]> m);
+    }
+
+    /**
+     * How a run differs from plain e2e.
+     *
+     * @param name       the stream's name suffix (the stream is {@code bench.<scenario>-<name><run>})
+     * @param group      the configuration every group is registered with
+     * @param consumers  the clients that consume (each runs one consumption of every group); empty: the producer's client
+     * @param keys       produce options to pick from at random per message (message keys); empty: {@link ProduceOptions#NONE}
+     * @param deliveries observer of every handler call, or null
+     * @param drainStall the drain waits while the groups make progress, until none for this long (null: plain e2e's
+     *                   fixed deadline of max(60 s, 3 × duration))
+     */
+    record Plan(String name, GroupConfig group, List<Sluice> consumers, List<ProduceOptions> keys, Deliveries deliveries,
+                Duration drainStall) {
+        Plan {
+            consumers = List.copyOf(consumers);
+            keys = List.copyOf(keys);
+        }
+
+        static final Plan E2E = new Plan("", GroupConfig.defaults(), List.of(), List.of(), null, null);
     }
 
     /** Messages our producers saw committed; guarded by its own monitor. */
@@ -89,14 +123,20 @@ final class E2eOurs {
 
     static Side measure(Sluice sluice, ProducerConfig config, Connection admin, String schema, int run, Options o)
             throws SQLException {
-        Stream<byte[]> stream = sluice.stream("bench." + o.scenario() + "-" + run);
+        return measure(sluice, config, admin, schema, run, o, Plan.E2E);
+    }
+
+    static Side measure(Sluice sluice, ProducerConfig config, Connection admin, String schema, int run, Options o, Plan plan)
+            throws SQLException {
+        String streamName = "bench." + o.scenario() + "-" + plan.name() + run;
+        Stream<byte[]> stream = sluice.stream(streamName);
         stream.register(StreamConfig.defaults());
         long streamId = stream.get().orElseThrow(() -> new BenchmarkException("the stream vanished after registration")).id();
         String log = Bench.quote(schema) + ".message_log_" + streamId;
         List<ConsumerGroup<byte[]>> groups = new ArrayList<>();
         for (int g = 1; g <= o.groups(); g++) {
             ConsumerGroup<byte[]> group = stream.consumerGroup("g" + g);
-            group.register(GroupConfig.defaults());
+            group.register(plan.group());
             groups.add(group);
         }
         Bench.checkpoint(admin);
@@ -113,14 +153,25 @@ final class E2eOurs {
         String undrained = null;
         List<Sampler.Sample> window;
         try {
+            List<Sluice> clients = plan.consumers().isEmpty() ? List.of(sluice) : plan.consumers();
+            Deliveries seen = plan.deliveries();
             for (int g = 0; g < o.groups(); g++) {
                 Received r = new Received();
                 received[g] = r;
-                // A no-op handler: it only notes the id, so the figure is the cost of delivery itself.
-                consumptions.add(groups.get(g).consume(m -> {
-                    r.add(m.id());
-                    return Outcome.success();
-                }, consumeOptions));
+                for (Sluice client : clients) {
+                    ConsumerGroup<byte[]> group = client == sluice ? groups.get(g)
+                            : client.stream(streamName).consumerGroup(groups.get(g).name());
+                    // A no-op handler: it only notes the id, so the figure is the cost of delivery itself.
+                    consumptions.add(group.consume(seen == null ? m -> {
+                        r.add(m.id());
+                        return Outcome.success();
+                    } : m -> {
+                        seen.started(m);
+                        r.add(m.id());
+                        seen.finished(m);
+                        return Outcome.success();
+                    }, consumeOptions));
+                }
             }
             long start = System.nanoTime();
             Phase phase = Phase.start(o.warmup(), o.duration());
@@ -140,9 +191,12 @@ final class E2eOurs {
                         // Each caller keeps up to inFlight produces pending, as an application using
                         // produceAsync with a bound would; the batcher coalesces them into transactions.
                         Semaphore permits = new Semaphore(o.inFlight());
+                        List<ProduceOptions> keys = plan.keys();
                         while (phase.running()) {
                             permits.acquire();
-                            producer.produceAsync(payload, ProduceOptions.NONE).whenComplete((p, e) -> {
+                            ProduceOptions po = keys.isEmpty() ? ProduceOptions.NONE
+                                    : keys.get(ThreadLocalRandom.current().nextInt(keys.size()));
+                            producer.produceAsync(payload, po).whenComplete((p, e) -> {
                                 try {
                                     if (e != null) {
                                         failure.compareAndSet(null, e);
@@ -169,7 +223,8 @@ final class E2eOurs {
             if (failure.get() != null) {
                 throw new BenchmarkException("a produce failed: " + failure.get(), failure.get());
             }
-            drained = drain(produced, received, o);
+            drained = plan.drainStall() == null ? drain(produced, received, o) : drainWhileProgressing(produced, received,
+                    plan.drainStall());
             if (!drained) {
                 // Say where the undelivered messages are stuck while the consumers still run.
                 undrained = diagnose(admin, schema, streamId, groups, produced, received);
@@ -276,6 +331,38 @@ final class E2eOurs {
             }
             if (all) {
                 return true;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+        return false;
+    }
+
+    /**
+     * Waits until every group received every committed message, for as long as they keep making progress: false when
+     * no group received a new message for {@code stall}, or after 30 minutes. A slow but steady group (an ordered one
+     * behind a whole window of backlog) is given the time it needs; a stuck one is reported as undrained.
+     */
+    private static boolean drainWhileProgressing(ProducedIds produced, Received[] received, Duration stall) {
+        long target = produced.count();
+        long hardDeadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
+        long last = -1;
+        long lastProgress = System.nanoTime();
+        while (System.nanoTime() < hardDeadline) {
+            long sum = 0;
+            boolean all = true;
+            for (Received r : received) {
+                long d = r.distinct();
+                sum += d;
+                all &= d >= target;
+            }
+            if (all) {
+                return true;
+            }
+            if (sum != last) {
+                last = sum;
+                lastProgress = System.nanoTime();
+            } else if (System.nanoTime() - lastProgress > stall.toNanos()) {
+                return false;
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }

@@ -43,7 +43,7 @@ abstract class BenchFlowCommand extends BenchScenarioCommand {
 
     abstract int groups();
 
-    private E2eBenchmark.Options options() {
+    E2eBenchmark.Options options() {
         return base().withDatabaseUrl(url()).withGroups(groups()).withCallers(callers).withInFlight(inFlight)
                 .withDuration(duration(duration.value)).withWarmup(duration(warmup.value))
                 .withPayloadBytes(payloadBytes.value).withConsumeBatch(batch).withConsumeConcurrency(concurrency)

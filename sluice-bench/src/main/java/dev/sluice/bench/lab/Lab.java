@@ -30,7 +30,8 @@ import java.util.function.Consumer;
  * (restarted), {@code pg_terminate_backend} of every lab connection, a PostgreSQL restart, unrelated
  * transactions holding an xid past the lease ({@link UnrelatedXidFault}) — then drains
  * and lets {@link LabChecker} classify every message. The verdict is {@code pass} only when nothing is
- * lost or unexpected, nothing is unbucketed and no ordered key was delivered out of order; it is
+ * lost or unexpected, nothing is unbucketed, no ordered or partitioned key was delivered out of order and no
+ * key of the partitioned group ran in two processes at once; it is
  * {@code unknown} when nothing was produced, the drain timed out or a requested fault never fired.
  */
 public final class Lab {
@@ -57,6 +58,12 @@ public final class Lab {
             m.put("unbucketed", check == null ? null : check.unbucketed());
             m.put("duplicates", check == null ? null : check.duplicates());
             m.put("order_violations", check == null ? null : check.orderViolations());
+            m.put("order_violations_by_group", check == null ? null : check.orderViolationsByGroup());
+            // The partitioned group: calls of a key that ran in two processes at once (must be 0).
+            m.put("key_overlaps", check == null ? null : check.keyOverlaps());
+            if (check != null && check.keyOverlapExample() != null) {
+                m.put("key_overlap_example", check.keyOverlapExample());
+            }
             m.put("faults_fired", faultsFired);
             m.put("redelivery_max_s", redeliverySeconds.values().stream().filter(v -> v != null).mapToDouble(Double::doubleValue)
                     .max().stream().boxed().findFirst().orElse(null));
@@ -180,7 +187,7 @@ public final class Lab {
     static String[] decide(LabChecker.Check check, boolean drained, long drainTimeoutSeconds, String missingFaults,
                            String lateRedelivery) {
         String reason = failure(check);
-        boolean wrongForGood = check.unexpected() > 0 || check.orderViolations() > 0;
+        boolean wrongForGood = check.unexpected() > 0 || check.orderViolations() > 0 || check.keyOverlaps() > 0;
         if (!drained && !wrongForGood) {
             if (lateRedelivery != null) {
                 return new String[] {"fail", lateRedelivery};
@@ -217,9 +224,12 @@ public final class Lab {
 
     /** {@code fail} when the check found anything that must be zero, else null (the caller decides pass or unknown). */
     public static String failure(LabChecker.Check check) {
-        if (check.lost() > 0 || check.unexpected() > 0 || check.unbucketed() > 0 || check.orderViolations() > 0) {
+        if (check.lost() > 0 || check.unexpected() > 0 || check.unbucketed() > 0 || check.orderViolations() > 0
+                || check.keyOverlaps() > 0) {
             return "lost " + check.lost() + ", unexpected " + check.unexpected() + ", unbucketed " + check.unbucketed()
-                    + ", order violations " + check.orderViolations();
+                    + ", order violations " + check.orderViolations() + " " + check.orderViolationsByGroup()
+                    + ", key overlaps " + check.keyOverlaps()
+                    + (check.keyOverlapExample() == null ? "" : " (" + check.keyOverlapExample() + ")");
         }
         return null;
     }

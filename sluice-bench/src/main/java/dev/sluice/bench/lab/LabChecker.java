@@ -13,13 +13,31 @@ import java.util.TreeMap;
  * compacted, other_version, filtered — by SQL joins of Sluice's tables and the ledger, and counts
  * what must be zero: lost (committed but in no bucket, or committed per the ledger but missing from
  * the log), unexpected (a message nobody produced, a handler call for a message that does not exist),
- * unbucketed, and order violations of the ordered group. Duplicates are reported, not failed.
+ * unbucketed, order violations of the ordered and the partitioned group, and key overlaps of the partitioned
+ * group: two handler calls of one key, in different processes, running at the same time (from the ledger's
+ * start and end instants of every call, see {@link #keyOverlaps}). Duplicates are reported, not failed.
  */
 public final class LabChecker {
 
-    /** What the checker found. */
+    /**
+     * What the checker found.
+     *
+     * @param orderViolations        the sum of {@code orderViolationsByGroup}
+     * @param orderViolationsByGroup per group whose keys are ordered ({@link LabGroups#KEY_ORDERED}), the order violations
+     * @param keyOverlaps            partitioned group: handler calls that started while a call of the same key was running in
+     *                               another process (must be 0)
+     * @param keyOverlapExample      the first such pair, for the report (null when none)
+     */
     public record Check(long produced, long lost, long unexpected, long unbucketed, long duplicates, long orderViolations,
-                        Map<String, Map<String, Long>> buckets, long committedMissing) {
+                        Map<String, Map<String, Long>> buckets, long committedMissing, Map<String, Long> orderViolationsByGroup,
+                        long keyOverlaps, String keyOverlapExample) {
+
+        /** A check without the per-group figures (tests of the verdict rules). */
+        public Check(long produced, long lost, long unexpected, long unbucketed, long duplicates, long orderViolations,
+                     Map<String, Map<String, Long>> buckets, long committedMissing) {
+            this(produced, lost, unexpected, unbucketed, duplicates, orderViolations, buckets, committedMissing, Map.of(), 0,
+                    null);
+        }
     }
 
     private LabChecker() {
@@ -78,13 +96,97 @@ public final class LabChecker {
                 + " WHERE o.message_id = d.message_id AND o.idempotency_key = d.idempotency_key AND o.status <> 'duplicate')");
         long duplicates = scalar(c, "SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM sluice_lab.handler_call"
                 + " WHERE phase = 'end' AND outcome = 'success' GROUP BY group_name, message_id) x");
-        long orderViolations = scalar(c, "WITH firsts AS (SELECT message_id, min(id) AS first_end FROM sluice_lab.handler_call"
-                + "   WHERE group_name = '" + LabGroups.ORDERED + "' AND phase = 'end' AND outcome = 'success' GROUP BY message_id),"
+        Map<String, Long> byGroup = new LinkedHashMap<>();
+        long orderViolations = 0;
+        for (String group : LabGroups.KEY_ORDERED) {
+            long v = orderViolations(c, log, group);
+            byGroup.put(group, v);
+            orderViolations += v;
+        }
+        Overlaps overlaps = keyOverlaps(c, log, LabGroups.PARTITIONED);
+        return new Check(produced, unbucketed + committedMissing, unexpected, unbucketed, duplicates, orderViolations,
+                buckets, committedMissing, byGroup, overlaps.count(), overlaps.example());
+    }
+
+    /** A keyed group's messages whose first success came before the first success of an earlier message of their key. */
+    static long orderViolations(Connection c, String log, String group) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("WITH firsts AS (SELECT message_id, min(id) AS first_end"
+                + "   FROM sluice_lab.handler_call WHERE group_name = ? AND phase = 'end' AND outcome = 'success'"
+                + "   GROUP BY message_id),"
                 + " seq AS (SELECT f.message_id, lag(f.message_id) OVER (PARTITION BY m.message_key ORDER BY f.first_end) AS prev"
                 + "   FROM firsts f JOIN " + log + " m ON m.id = f.message_id WHERE m.message_key IS NOT NULL)"
-                + " SELECT count(*) FROM seq WHERE prev > message_id");
-        return new Check(produced, unbucketed + committedMissing, unexpected, unbucketed, duplicates, orderViolations,
-                buckets, committedMissing);
+                + " SELECT count(*) FROM seq WHERE prev > message_id")) {
+            ps.setString(1, group);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    /** How many calls overlapped another process's call of their key, and the first pair. */
+    record Overlaps(long count, String example) {
+    }
+
+    /**
+     * Per key of {@code group}, handler calls that started while a call of the same key, in another process, had
+     * started and not yet ended. A call runs from its {@code start} row to its {@code end} row (same call_id); a call
+     * without an end ran until its process was SIGKILLed, or (stopped otherwise) until the last ledger row that
+     * process wrote. Both rows are written inside the handler, so each recorded interval lies within the real one: a
+     * reported overlap happened.
+     */
+    static Overlaps keyOverlaps(Connection c, String log, String group) throws SQLException {
+        long count = 0;
+        String example = null;
+        try (PreparedStatement ps = c.prepareStatement("WITH kills AS (SELECT detail AS instance, min(at) AS at"
+                + "   FROM sluice_lab.fault WHERE kind = 'kill' GROUP BY detail),"
+                + " lasts AS (SELECT instance, max(at) AS at FROM sluice_lab.handler_call GROUP BY instance)"
+                + " SELECT m.message_key, s.instance, s.message_id, s.at, coalesce(e.at, k.at, l.at)"
+                + " FROM sluice_lab.handler_call s JOIN " + log + " m ON m.id = s.message_id"
+                + " LEFT JOIN sluice_lab.handler_call e ON e.call_id = s.call_id AND e.phase = 'end'"
+                + " LEFT JOIN kills k ON k.instance = s.instance LEFT JOIN lasts l ON l.instance = s.instance"
+                + " WHERE s.group_name = ? AND s.phase = 'start' AND m.message_key IS NOT NULL"
+                + " ORDER BY m.message_key, s.at, s.id")) {
+            ps.setString(1, group);
+            try (ResultSet rs = ps.executeQuery()) {
+                String key = null;
+                // per process: the latest end of a call of the current key, and which message that call ran
+                Map<String, java.sql.Timestamp> ends = new java.util.HashMap<>();
+                Map<String, Long> running = new java.util.HashMap<>();
+                Map<String, java.sql.Timestamp> starts = new java.util.HashMap<>();
+                while (rs.next()) {
+                    String k = rs.getString(1);
+                    String instance = rs.getString(2);
+                    long message = rs.getLong(3);
+                    java.sql.Timestamp start = rs.getTimestamp(4);
+                    java.sql.Timestamp end = rs.getTimestamp(5);
+                    if (!k.equals(key)) {
+                        key = k;
+                        ends.clear();
+                        running.clear();
+                        starts.clear();
+                    }
+                    for (Map.Entry<String, java.sql.Timestamp> other : ends.entrySet()) {
+                        if (!other.getKey().equals(instance) && other.getValue().after(start)) {
+                            count++;
+                            if (example == null) {
+                                example = "key " + k + ": message " + message + " started in " + instance + " at " + start
+                                        + " while message " + running.get(other.getKey()) + " ran in " + other.getKey()
+                                        + " from " + starts.get(other.getKey()) + " until " + other.getValue();
+                            }
+                            break;
+                        }
+                    }
+                    java.sql.Timestamp previous = ends.get(instance);
+                    if (previous == null || end.after(previous)) {
+                        ends.put(instance, end);
+                        running.put(instance, message);
+                        starts.put(instance, start);
+                    }
+                }
+            }
+        }
+        return new Overlaps(count, example);
     }
 
     /**

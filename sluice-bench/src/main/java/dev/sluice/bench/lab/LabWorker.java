@@ -62,7 +62,7 @@ public final class LabWorker {
         long seed = Long.parseLong(args[8]);
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(url);
-        hc.setMaximumPoolSize(20); // 3 groups x 8 handlers writing ledger rows, plus the consumers' own work
+        hc.setMaximumPoolSize(26); // 4 groups x 8 handlers writing ledger rows (not all at once), plus the consumers' own work
         hc.setConnectionTimeout(10_000);
         hc.setInitializationFailTimeout(-1); // the server may be restarting
         hc.addDataSourceProperty("ApplicationName", "sluice-lab-worker-" + instance);
@@ -273,23 +273,28 @@ public final class LabWorker {
         Thread.currentThread().join(); // until the orchestrator stops (SIGTERM) or kills (SIGKILL) us
     }
 
+    /** Numbers this process's handler calls: {@code <instance>-<n>} is the ledger's call_id. */
+    private static final java.util.concurrent.atomic.AtomicLong CALLS = new java.util.concurrent.atomic.AtomicLong();
+
     private static Outcome handle(DataSource ds, String instance, String group, Message<String> m, double failureRate,
                                   double hangRate, long leaseMs) throws Exception {
         String tag = tagOf(m.payload());
-        call(ds, group, instance, m, tag, "start", null);
+        String callId = instance + "-" + CALLS.incrementAndGet();
+        HandlerCall call = (phase, outcome) -> call(ds, group, instance, callId, m, tag, phase, outcome);
+        call.record("start", null);
         int bucket = Math.floorMod((tag + "/" + group).hashCode(), 10_000);
         if (m.attempt() == 1 && bucket < hangRate * 10_000) {
             Thread.sleep(2 * leaseMs); // hangs past the lease: renewal must keep it, nothing redelivered meanwhile
         }
         if (bucket >= 9_990 - failureRate * 100) {
-            call(ds, group, instance, m, tag, "end", "terminal");
+            call.record("end", "terminal");
             return Outcome.terminal("lab: permanent failure");
         }
         if (m.attempt() == 1 && bucket >= 5_000 && bucket < 5_000 + failureRate * 10_000) {
-            call(ds, group, instance, m, tag, "end", "failed");
+            call.record("end", "failed");
             throw new IllegalStateException("lab: transient failure");
         }
-        call(ds, group, instance, m, tag, "end", "success");
+        call.record("end", "success");
         return Outcome.success();
     }
 
@@ -307,26 +312,31 @@ public final class LabWorker {
      * an end is retried until written, so a handler that ran is never recorded as unfinished (which would
      * look like a message held at a kill).
      */
-    private static void call(DataSource ds, String group, String instance, Message<String> m, String tag, String phase,
-                             String outcome) throws SQLException {
+    private interface HandlerCall {
+        void record(String phase, String outcome) throws SQLException;
+    }
+
+    private static void call(DataSource ds, String group, String instance, String callId, Message<String> m, String tag,
+                             String phase, String outcome) throws SQLException {
         if (phase.equals("end")) {
-            retryLedger(() -> insertCall(ds, group, instance, m, tag, phase, outcome));
+            retryLedger(() -> insertCall(ds, group, instance, callId, m, tag, phase, outcome));
         } else {
-            insertCall(ds, group, instance, m, tag, phase, outcome);
+            insertCall(ds, group, instance, callId, m, tag, phase, outcome);
         }
     }
 
-    private static void insertCall(DataSource ds, String group, String instance, Message<String> m, String tag, String phase,
-                                   String outcome) throws SQLException {
+    private static void insertCall(DataSource ds, String group, String instance, String callId, Message<String> m, String tag,
+                                   String phase, String outcome) throws SQLException {
         try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.handler_call"
-                + " (group_name, instance, message_id, tag, attempt, phase, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+                + " (group_name, instance, call_id, message_id, tag, attempt, phase, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
             ps.setString(1, group);
             ps.setString(2, instance);
-            ps.setLong(3, m.id());
-            ps.setString(4, tag);
-            ps.setInt(5, m.attempt());
-            ps.setString(6, phase);
-            ps.setString(7, outcome);
+            ps.setString(3, callId);
+            ps.setLong(4, m.id());
+            ps.setString(5, tag);
+            ps.setInt(6, m.attempt());
+            ps.setString(7, phase);
+            ps.setString(8, outcome);
             ps.executeUpdate();
         }
     }

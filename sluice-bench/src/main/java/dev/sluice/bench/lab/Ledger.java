@@ -2,7 +2,10 @@ package dev.sluice.bench.lab;
 
 /**
  * The lab's ledger (schema {@code sluice_lab}): every produce attempt and every handler call, written
- * by the producer and consumer processes, and the faults the orchestrator fired. The checker
+ * by the producer and consumer processes, and the faults the orchestrator fired. A handler call is a
+ * {@code start} and an {@code end} row with the same {@code call_id}, each stamped with the server's
+ * {@code clock_timestamp()} inside the handler and the process's name, so the checker knows when each
+ * delivery ran, and where. The checker
  * classifies every message against it.
  */
 final class Ledger {
@@ -37,6 +40,8 @@ final class Ledger {
                 id          bigserial PRIMARY KEY,
                 group_name  text NOT NULL,
                 instance    text NOT NULL,
+                -- the handler call: its start and end rows carry the same id (instance-unique)
+                call_id     text NOT NULL,
                 message_id  bigint NOT NULL,
                 tag         text,
                 attempt     integer NOT NULL,
@@ -45,6 +50,7 @@ final class Ledger {
                 at          timestamptz NOT NULL DEFAULT clock_timestamp()
             );
             CREATE INDEX handler_call_message_idx ON sluice_lab.handler_call (group_name, message_id);
+            CREATE INDEX handler_call_call_idx ON sluice_lab.handler_call (call_id);
             CREATE TABLE sluice_lab.fault (
                 id      bigserial PRIMARY KEY,
                 kind    text NOT NULL,

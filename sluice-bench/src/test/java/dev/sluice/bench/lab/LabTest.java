@@ -54,6 +54,12 @@ class LabTest {
         // Every bucket of the design shows up: skips are classified, not lost.
         assertThat(r.check().buckets().get(LabGroups.ROUTED)).containsKeys("delivered", "filtered");
         assertThat(r.check().buckets().get(LabGroups.PARALLEL)).containsKeys("delivered", "other_version");
+        // The partitioned group is consumed, classified and checked: order per key, no key in two processes at once.
+        assertThat(r.check().buckets().get(LabGroups.PARTITIONED)).containsKeys("delivered", "other_version");
+        assertThat(r.check().orderViolationsByGroup()).containsEntry(LabGroups.PARTITIONED, 0L)
+                .containsEntry(LabGroups.ORDERED, 0L);
+        assertThat(r.check().keyOverlaps()).as(r.check().keyOverlapExample()).isZero();
+        assertThat(r.summary(LabOptions.smoke())).containsEntry("key_overlaps", 0L);
         for (Double seconds : r.redeliverySeconds().values()) {
             if (seconds != null) {
                 assertThat(seconds).as("redelivery after a kill").isLessThan(LabOptions.smoke().leaseTimeout().toSeconds() + 5.0);
@@ -98,9 +104,28 @@ class LabTest {
                 s.execute("ROLLBACK");
             }
             assertThat(Lab.failure(LabChecker.check(c, streamId))).isNull();
+
+            // 3. Two processes run calls of one key of the partitioned group at the same time.
+            try (Statement s = c.createStatement()) {
+                s.execute("BEGIN");
+                long keyed = scalar(c, "SELECT id FROM sluice_lab_data.message_log_" + streamId
+                        + " WHERE message_key IS NOT NULL LIMIT 1");
+                s.execute("INSERT INTO sluice_lab.handler_call (group_name, instance, call_id, message_id, attempt, phase,"
+                        + " outcome, at) VALUES"
+                        + " ('partitioned', 'sabotage-a', 'sabotage-a-1', " + keyed + ", 9, 'start', NULL, now()),"
+                        + " ('partitioned', 'sabotage-a', 'sabotage-a-1', " + keyed + ", 9, 'end', 'failed', now() + interval '10 s'),"
+                        + " ('partitioned', 'sabotage-b', 'sabotage-b-1', " + keyed + ", 9, 'start', NULL, now() + interval '1 s'),"
+                        + " ('partitioned', 'sabotage-b', 'sabotage-b-1', " + keyed + ", 9, 'end', 'failed', now() + interval '2 s')");
+                LabChecker.Check broken = LabChecker.check(c, streamId);
+                assertThat(broken.keyOverlaps()).isEqualTo(1);
+                assertThat(broken.keyOverlapExample()).contains("sabotage-b").contains("sabotage-a");
+                assertThat(Lab.failure(broken)).contains("key overlaps 1");
+                s.execute("ROLLBACK");
+            }
+            assertThat(Lab.failure(LabChecker.check(c, streamId))).isNull();
         }
 
-        // 3. A cursor advanced past a message nobody resolved (produced while no consumer runs).
+        // 4. A cursor advanced past a message nobody resolved (produced while no consumer runs).
         org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
         ds.setUrl(pg.jdbcUrl());
         long id;

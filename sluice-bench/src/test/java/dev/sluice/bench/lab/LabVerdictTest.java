@@ -26,6 +26,14 @@ class LabVerdictTest {
     }
 
     @Test
+    void aKeyRunningInTwoProcessesAtOnceFailsEvenATimedOutDrain() {
+        LabChecker.Check overlap = new LabChecker.Check(100, 0, 0, 0, 0, 0, Map.of(), 0,
+                Map.of(LabGroups.PARTITIONED, 0L), 1, "key k1: ...");
+        assertThat(Lab.decide(overlap, true, 60, null, null)[0]).isEqualTo("fail");
+        assertThat(Lab.decide(overlap, false, 60, null, null)[1]).contains("key overlaps 1");
+    }
+
+    @Test
     void aTimedOutDrainIsUnknownUnlessSomethingIsWrongForGood() {
         String[] v = Lab.decide(check(100, 7, 0, 7, 0), false, 300, null, null);
         assertThat(v[0]).isEqualTo("unknown");
