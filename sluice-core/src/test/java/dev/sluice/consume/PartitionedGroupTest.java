@@ -46,7 +46,7 @@ import org.junit.jupiter.api.Test;
  */
 @SluiceTest
 class PartitionedGroupTest {
-    static final Duration LEASE = Duration.ofMillis(1_200);
+    static final Duration LEASE = Duration.ofMillis(2_000);
     static final ConsumeOptions OPTS = ConsumeOptions.defaults().withPollInterval(Duration.ofMillis(20))
             .withIdleCheck(Duration.ofMillis(200)).withBatchSize(50).withConcurrency(8);
     static final RetryPolicy QUICK = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(30), 1.5, Duration.ofMillis(100));
@@ -134,7 +134,7 @@ class PartitionedGroupTest {
                 int seq = Integer.parseInt(m.payload().substring(m.payload().indexOf(':') + 1));
                 Integer last = lastSeq.get(key);
                 if (last != null && seq < last) {
-                    violations.add("key " + key + ": " + seq + " after " + last);
+                    violations.add("key " + key + ": " + seq + " after " + last + " in " + member + " id " + m.id() + " attempt " + m.attempt());
                 }
                 lastSeq.merge(key, seq, Math::max);
                 handled.add(m.id());

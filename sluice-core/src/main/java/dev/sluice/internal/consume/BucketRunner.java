@@ -131,13 +131,13 @@ final class BucketRunner<T> {
         }
     }
 
-    /** Whether the batch may start another delivery: running, not lost, and the bucket's lease holds by our clock. */
+    /**
+     * Whether the batch may start another delivery: running, not lost, and the bucket's lease holds by our clock. A
+     * lease that ran out by our clock (a late renewal) stops new deliveries but does not throw the batch away: its
+     * commit guard decides whether the bucket is still ours, and what did not run becomes ready rows.
+     */
     private boolean live(BucketBatch b) {
-        if (b.lost || !leases.holds(b.bucket)) {
-            b.lost = true;
-            return false;
-        }
-        return running.getAsBoolean();
+        return !b.lost && leases.holds(b.bucket) && running.getAsBoolean();
     }
 
     /** A key's messages one after another; an unresolved one (a retry, a delay) defers the rest, a dead one does not. */

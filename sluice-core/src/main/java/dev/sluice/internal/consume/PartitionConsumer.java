@@ -140,7 +140,10 @@ public final class PartitionConsumer<T> implements Consumption {
     }
 
     private void wake() {
-        loop.wake();
+        PollLoop l = loop;
+        if (l != null) { // the shard heartbeat may call before the constructor has finished
+            l.wake();
+        }
     }
 
     private void notified() {

@@ -237,7 +237,7 @@ public final class ShardLeases implements AutoCloseable {
     /** The commit guard of {@code m} in the caller's transaction. */
     TreeSet<Integer> lockHeld(Connection c, ShardMember m, Collection<Integer> wanted) throws SQLException {
         return new TreeSet<>(Sql.list(c, sql.lockHeld, rs -> rs.getInt(1), m.groupId(), m.token,
-                Sql.array("int4", wanted.toArray(new Integer[0]))));
+                Sql.array("int4", wanted.toArray(new Integer[0])), leaseSeconds));
     }
 
     /** {@code m} left: every row it owns goes back (whatever this process knew of), and it leaves the heartbeat. */

@@ -25,17 +25,25 @@ final class ShardSql {
     /** Deletes a group's rows (repartition). Parameters: group id. */
     final String deleteGroup;
     /**
-     * Claims ONE unowned or expired bucket (the lowest one not locked by another claim) for a member below its fair
+     * Claims ONE unowned bucket, or one whose lease expired at least half a lease ago ({@link #TAKEOVER_GRACE}; the
+     * lowest one not locked by another claim) for a member below its fair
      * share; returns one row — the bucket (NULL when none was claimed), the fair share, the members — or none when
      * the group has no rows.
      * Parameters: lease seconds, token, instance id (or a typed NULL), group id.
      */
     final String claimOne;
     /**
+     * How long past its expiry a bucket that was not given back stays its owner's: half a lease. A renewal late by
+     * less (a database restart, a stall across one heartbeat) keeps the bucket with its owner — whose handlers may
+     * still be running — instead of handing it to another member that would run the same keys beside them. A killed
+     * member's buckets are taken over after the lease and this grace; released buckets are taken at once.
+     */
+    static final double TAKEOVER_GRACE = 0.5;
+    /**
      * The shard heartbeat of one process: renews every row owned by one of the (group, token) pairs — expired ones
      * too, as long as the token still owns them — and returns per pair its group, token, the buckets it holds now
      * (int[], ascending), the fair share, the members and the buckets of the group that are claimable (unowned, or
-     * expired and owned by none of the pairs). Parameters: lease seconds, group ids (int8[]), tokens (uuid[]) —
+     * expired for at least the takeover grace and owned by none of the pairs). Parameters: lease seconds, group ids (int8[]), tokens (uuid[]) —
      * the two arrays side by side.
      */
     final String renew;
@@ -47,8 +55,10 @@ final class ShardSql {
     /** Notifies the schema's channel with {@link #WAKE_KEY}. Parameters: channel. */
     static final String NOTIFY = "SELECT pg_notify(?, '" + WAKE_KEY + "')";
     /**
-     * The commit guard: locks (FOR SHARE) the rows the token still owns with a live lease among the buckets, so a
-     * takeover waits for the caller's commit. Parameters: group id, token, buckets (int4[]).
+     * The commit guard: locks (FOR SHARE) the rows the token still owns among the buckets whose lease is live or
+     * expired by less than the takeover grace (no other member can have taken them: a claim needs the grace to have
+     * passed, and skips locked rows), so a takeover waits for the caller's commit. A late renewal therefore does not
+     * throw away finished work. Parameters: group id, token, buckets (int4[]), lease seconds.
      */
     final String lockHeld;
     /** A group's buckets for operators (never the token). Parameters: group id. */
@@ -90,18 +100,18 @@ final class ShardSql {
                 pick AS (
                     SELECT l.bucket FROM %1$s l, arg a, grp g, mine
                     WHERE l.consumer_group_id = a.gid AND mine.held < g.fair
-                      AND (l.lease_expires_at IS NULL OR l.lease_expires_at <= now())
+                      AND (l.lease_expires_at IS NULL OR l.lease_expires_at <= now() - make_interval(secs => a.secs * %5$s))
                     ORDER BY l.bucket LIMIT 1 FOR UPDATE OF l SKIP LOCKED),
                 taken AS (
                     UPDATE %1$s l SET owner_token = a.token, owner_instance_id = a.instance_id,
                            lease_expires_at = now() + make_interval(secs => a.secs), heartbeat_at = now(), updated_at = now()
                     FROM arg a, pick p
                     WHERE l.consumer_group_id = a.gid AND l.bucket = p.bucket
-                      AND (l.lease_expires_at IS NULL OR l.lease_expires_at <= now())
+                      AND (l.lease_expires_at IS NULL OR l.lease_expires_at <= now() - make_interval(secs => a.secs * %5$s))
                     RETURNING l.bucket)
                 SELECT (SELECT bucket FROM taken), g.fair, g.live FROM grp g
                 """.formatted(lease, instance, fairShare.formatted("sc.shard_count"),
-                membersOf.formatted(worker, instance, "a.gid"));
+                membersOf.formatted(worker, instance, "a.gid"), TAKEOVER_GRACE);
         this.renew = """
                 WITH pairs AS (
                     SELECT DISTINCT p.gid, p.token FROM unnest(?::int8[], ?::uuid[]) AS p(gid, token)),
@@ -119,7 +129,8 @@ final class ShardSql {
                     %4$s
                     CROSS JOIN LATERAL (SELECT
                         (SELECT count(*) FROM %1$s l WHERE l.consumer_group_id = g.gid AND l.lease_expires_at IS NULL)
-                      + (SELECT count(*) FROM %1$s l WHERE l.consumer_group_id = g.gid AND l.lease_expires_at <= now()
+                      + (SELECT count(*) FROM %1$s l WHERE l.consumer_group_id = g.gid
+                            AND l.lease_expires_at <= now() - make_interval(secs => (SELECT secs FROM arg) * %5$s)
                             AND l.owner_token <> ALL (g.tokens)) AS claimable) c)
                 SELECT p.gid, p.token,
                        coalesce((SELECT array_agg(r.bucket ORDER BY r.bucket) FROM renewed r
@@ -127,7 +138,7 @@ final class ShardSql {
                        coalesce(g.fair, 0), coalesce(g.live, 0), coalesce(g.claimable, 0)::int
                 FROM pairs p LEFT JOIN grp g ON g.gid = p.gid
                 """.formatted(lease, instance, fairShare.formatted("sc.shard_count"),
-                membersOf.formatted(worker, instance, "g.gid"));
+                membersOf.formatted(worker, instance, "g.gid"), TAKEOVER_GRACE);
         this.release = """
                 WITH gone AS (
                     UPDATE %1$s SET owner_token = NULL, owner_instance_id = NULL, lease_expires_at = NULL, updated_at = now()
@@ -137,7 +148,8 @@ final class ShardSql {
                 SELECT n.released, (SELECT pg_notify(?, '%2$s')::text WHERE n.released > 0) FROM n
                 """.formatted(lease, WAKE_KEY);
         this.lockHeld = "SELECT bucket FROM " + lease + " WHERE consumer_group_id = ? AND owner_token = ?"
-                + " AND bucket = ANY (?::int4[]) AND lease_expires_at > now() ORDER BY bucket FOR SHARE";
+                + " AND bucket = ANY (?::int4[]) AND lease_expires_at > now() - make_interval(secs => ?::float8 * "
+                + TAKEOVER_GRACE + ") ORDER BY bucket FOR SHARE";
         this.list = """
                 SELECT l.bucket, l.shard_count, coalesce(l.owner_instance_id, 0), i.holder, l.lease_expires_at,
                        l.heartbeat_at, l.updated_at
