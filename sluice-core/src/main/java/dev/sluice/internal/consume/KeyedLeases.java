@@ -174,9 +174,9 @@ final class KeyedLeases implements KeyLeases {
     @Override
     public void renew(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.renewKeys)) {
-            ps.setDouble(1, ctx.leaseSeconds);
-            ps.setLong(2, ctx.groupId());
-            ps.setObject(3, ctx.token);
+            ps.setLong(1, ctx.groupId());
+            ps.setObject(2, ctx.token);
+            ps.setDouble(3, ctx.leaseSeconds);
             ps.executeUpdate();
         }
     }

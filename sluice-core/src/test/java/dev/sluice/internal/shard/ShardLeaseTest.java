@@ -244,6 +244,47 @@ class ShardLeaseTest {
     }
 
     @Test
+    void aLateRenewalWithinTheTakeoverGraceKeepsTheBucketsWithTheirOwner(TestDatabase t) throws Exception {
+        long gid = group(admin, "shard.grace", "g");
+        declare(gid, 8);
+        try (Proc a = new Proc(t, "grace-a", false); Proc b = new Proc(t, "grace-b", false)) {
+            ShardMember late = a.member("shard.grace", "g", gid, 8);
+            ShardMember other = b.member("shard.grace", "g", gid, 8);
+            SortedSet<Integer> lateHeld = late.step().acquired();
+            assertThat(other.step().acquired()).isEqualTo(range(4, 8));
+            a.runtime.close(); // a stalls: no heartbeat of its own from now on
+            // Its fleet instance is gone and its buckets' leases ran out a quarter of a lease ago: within the grace.
+            String lease = t.schema() + ".shard_lease";
+            long lateInstance = a.joined.get(0).instanceId();
+            try (Connection c = t.connect(); java.sql.Statement st = c.createStatement()) {
+                st.executeUpdate("DELETE FROM " + t.schema() + ".worker_instance WHERE id = " + lateInstance);
+                st.executeUpdate("UPDATE " + lease + " SET lease_expires_at = now() - interval '" + LEASE.toMillis() / 4
+                        + " milliseconds' WHERE consumer_group_id = " + gid + " AND owner_instance_id = " + lateInstance);
+            }
+            b.leases.beatOnce();
+            assertThat(other.fairShare()).isEqualTo(8);
+            assertThat(other.step().acquired()).as("within the grace nothing of the late owner is claimable").isEmpty();
+            try (Connection c = t.connect()) {
+                c.setAutoCommit(false);
+                assertThat(late.lockHeld(c, lateHeld)).as("the late owner may still commit").isEqualTo(lateHeld);
+                c.rollback();
+            }
+            // Past the grace the other member takes them, and the late owner's guard refuses from then on.
+            try (Connection c = t.connect(); java.sql.Statement st = c.createStatement()) {
+                st.executeUpdate("UPDATE " + lease + " SET lease_expires_at = now() - interval '" + LEASE.toMillis() * 3 / 4
+                        + " milliseconds' WHERE consumer_group_id = " + gid + " AND owner_instance_id = " + lateInstance);
+            }
+            b.leases.beatOnce();
+            assertThat(other.step().acquired()).isEqualTo(lateHeld);
+            try (Connection c = t.connect()) {
+                c.setAutoCommit(false);
+                assertThat(late.lockHeld(c, lateHeld)).isEmpty();
+                c.rollback();
+            }
+        }
+    }
+
+    @Test
     void theCommitGuardHoldsOffATakeoverUntilTheGuardingTransactionEnds(TestDatabase t) throws Exception {
         long gid = group(admin, "shard.guard", "g");
         declare(gid, 2);
