@@ -26,12 +26,18 @@ final class BucketBatch extends OutcomeRecord {
     /** Keys with a row deferred because the key was running here: woken at the commit. */
     final Set<String> wake = ConcurrentHashMap.newKeySet();
     final AtomicInteger remaining = new AtomicInteger();
+    /**
+     * The batches claimed together with this one, still running (shared by them): the last to finish commits them all
+     * in one transaction; one that finishes earlier waits for it at most {@link BucketRunner#HOLD_NANOS}.
+     */
+    final AtomicInteger wave;
     /** Set when the batch was committed, given back, or refused: nothing more is written for it. */
     volatile boolean done;
     /** Set when the bucket was lost: the rest of the batch is not run (its outcome would be refused). */
     volatile boolean lost;
 
-    BucketBatch(int bucket, long low, long high, List<Fetched> messages, Set<Long> blocked) {
+    BucketBatch(int bucket, long low, long high, List<Fetched> messages, Set<Long> blocked, AtomicInteger wave) {
+        this.wave = wave;
         this.bucket = bucket;
         this.low = low;
         this.high = high;

@@ -50,12 +50,17 @@ final class BucketRunner<T> {
     private final Runnable wake;
     private final BooleanSupplier running;
     private final Positions positions;
+    /** How long a finished batch waits for the others claimed with it, so that they commit in one transaction. */
+    static final long HOLD_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(20);
     private final Queue<BucketBatch> finished = new ConcurrentLinkedQueue<>();
+    /** Asks the member's loop to run {@link #commitFinished} within {@link #HOLD_NANOS}. */
+    private final Runnable holdWake;
     private final AtomicBoolean committing = new AtomicBoolean();
 
     BucketRunner(ConsumerContext ctx, Delivery<T> delivery, Outcomes outcomes, ExceptionQueue<T> queue, LocalKeys keys,
                  PartitionClaims claims, BucketLeases leases, Consumer<Runnable> submit, AtomicInteger outstanding, Runnable wake,
-                 BooleanSupplier running, Positions positions) {
+                 BooleanSupplier running, Positions positions, Runnable holdWake) {
+        this.holdWake = holdWake;
         this.ctx = ctx;
         this.delivery = delivery;
         this.outcomes = outcomes;
@@ -202,7 +207,16 @@ final class BucketRunner<T> {
             return;
         }
         finished.add(b);
+        if (b.wave.decrementAndGet() > 0 && running.getAsBoolean()) {
+            holdWake.run(); // the others of its claim are still running: commit with them (or after the hold)
+            return;
+        }
         commitFinished();
+    }
+
+    /** Whether finished batches wait for their commit. */
+    boolean holding() {
+        return !finished.isEmpty();
     }
 
     /** Stores the dirty positions of idle buckets when no batch commit carried them for a while. */

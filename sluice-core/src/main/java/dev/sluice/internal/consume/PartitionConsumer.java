@@ -115,7 +115,7 @@ public final class PartitionConsumer<T> implements Consumption {
         this.claims = new PartitionClaims(ctx, n);
         this.executor = new BoundedExecutor(o.executor() == null ? runtime.handlers() : o.executor(), o.concurrency());
         this.runner = new BucketRunner<>(ctx, delivery, outcomes, queue, keys, claims, leases, this::submit, outstanding,
-                this::wake, () -> running, new Positions());
+                this::wake, () -> running, new Positions(), this::wakeForHeld);
         this.renewal = new LeaseRenewal(ctx, Map.of(), probes, queue, keys, () -> renewalSuspended);
         this.renewNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(100, o.leaseTimeout().toMillis() / 3));
         this.stepEveryNanos = renewNanos;
@@ -152,6 +152,14 @@ public final class PartitionConsumer<T> implements Consumption {
         wake();
     }
 
+    /** A finished batch waits for the others of its claim: commit it within the hold at the latest. */
+    private void wakeForHeld() {
+        PollLoop l = loop;
+        if (l != null) {
+            l.wakeWithin(BucketRunner.HOLD_NANOS);
+        }
+    }
+
     /** The shard leases ask for a step (a loss, a share to take or to give back). */
     private void stepSoon() {
         stepWanted = true;
@@ -163,6 +171,9 @@ public final class PartitionConsumer<T> implements Consumption {
     private long poll() {
         if (renewalSuspended) {
             return TimeUnit.MILLISECONDS.toNanos(100);
+        }
+        if (runner.holding()) {
+            runner.commitFinished(); // batches that waited for the others of their claim
         }
         rebalance();
         if (!gate.open()) {
@@ -319,7 +330,8 @@ public final class PartitionConsumer<T> implements Consumption {
         }
         PartitionClaims.Claim r = claims.claim(idle);
         delivery.claimed(r.settled(), r.bindingsJson(), r.head());
-        boolean any = false;
+        java.util.concurrent.atomic.AtomicInteger wave = new java.util.concurrent.atomic.AtomicInteger();
+        List<BucketBatch> batches = new ArrayList<>();
         for (Map.Entry<Integer, Long> e : idle.entrySet()) {
             Bucket bk = owned.get(e.getKey());
             if (bk == null || bk.open != null || bk.position != e.getValue()) {
@@ -328,14 +340,16 @@ public final class PartitionConsumer<T> implements Consumption {
             long high = Math.max(e.getValue(), r.high());
             List<Fetched> messages = r.byBucket().get(e.getKey());
             if (messages != null && !messages.isEmpty()) {
-                BucketBatch b = new BucketBatch(bk.n, e.getValue(), high, messages, r.blocked());
+                BucketBatch b = new BucketBatch(bk.n, e.getValue(), high, messages, r.blocked(), wave);
                 bk.open = b;
-                any = true;
-                runner.start(b);
+                batches.add(b);
             } else if (high > bk.position) {
                 bk.position = high; // nothing of this bucket in the window: stored with the next commit
             }
         }
+        wave.set(batches.size());
+        batches.forEach(runner::start);
+        boolean any = !batches.isEmpty();
         if (any) {
             ctx.stats.rangesClaimed.increment();
         }
