@@ -270,6 +270,19 @@ class PartitionedGroupTest {
                 gid)).isEqualTo(1);
         GroupInfo info = g.get().orElseThrow();
         assertThat(info.ready() + info.deferred() + info.inflight()).isZero();
+        // Redriven, the dead letter runs again (as a row of its bucket's owner) and resolves.
+        long dead = g.admin().deadLetters(null, 10).items().get(0).messageId();
+        assertThat(g.admin().redriveAll()).isEqualTo(1);
+        Set<Long> again = ConcurrentHashMap.newKeySet();
+        try (Consumption c = g.consume(m -> {
+            again.add(m.id());
+            return Outcome.success();
+        }, OPTS)) {
+            await().atMost(Duration.ofSeconds(20)).until(() -> again.contains(dead));
+            await().atMost(Duration.ofSeconds(10)).until(() -> g.get().orElseThrow().ready() == 0);
+        }
+        assertThat(again).containsExactly(dead);
+        assertThat(g.admin().deadLetters(null, 10).items()).isEmpty();
     }
 
     @Test
