@@ -135,9 +135,14 @@ public final class ShardMember {
         if (closed) {
             return new Step(Collections.emptySortedSet(), Collections.emptySortedSet(), Collections.emptySortedSet());
         }
-        for (int claims = 0; claims < shardCount && shouldClaim(); claims++) {
-            if (!leases.claimOne(this)) {
-                break;
+        // The last heartbeat's claimable count decides whether to start; once claiming, each claim's own answer
+        // (a bucket or none, and the fair share it read) decides whether to go on — a heartbeat that lands between
+        // two claims counted with an older snapshot and must not stop the growth one bucket early.
+        if (shouldClaim()) {
+            for (int claims = 0; claims < shardCount && !closed; claims++) {
+                if (!leases.claimOne(this)) {
+                    break;
+                }
             }
         }
         synchronized (this) {
