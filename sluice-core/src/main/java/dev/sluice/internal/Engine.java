@@ -95,17 +95,7 @@ public final class Engine implements AutoCloseable {
                 runtime, this::session);
         this.shards = new dev.sluice.internal.shard.Shards(schema);
         this.shardLeases = new dev.sluice.internal.shard.ShardLeases(db, schema, settings.fleetLease(), runtime, this::session);
-        this.groupRegistry = new GroupRegistry(db, streamCatalog, schema, clientId, workerConfigs, new GroupRegistry.Buckets() {
-            @Override
-            public void declare(java.sql.Connection c, long groupId, int count) throws java.sql.SQLException {
-                shards.declare(c, groupId, count);
-            }
-
-            @Override
-            public void repartition(java.sql.Connection c, long groupId, int count) throws java.sql.SQLException {
-                shards.repartition(c, groupId, count);
-            }
-        });
+        this.groupRegistry = new GroupRegistry(db, streamCatalog, schema, clientId, workerConfigs, ShardBuckets.declarations(shards));
         this.groupOperations = new GroupOperations(db, groupRegistry, schema);
         this.readerOffsets = new ReaderOffsets(db, streamCatalog, schema);
         this.jobStore = new JobStore(db, schema);
@@ -355,58 +345,37 @@ public final class Engine implements AutoCloseable {
                 ? (payloadType == byte[].class ? null : java.util.Set.of(schemaVersionOf(payloadType)))
                 : ref.config().acceptVersions();
         dev.sluice.internal.fleet.PartGate gate = new dev.sluice.internal.fleet.PartGate();
-        if (ref.config().partitioned()) {
-            return consumePartitioned(ref, payloadType, handler, options, accept, gate);
+        dev.sluice.Serde<T> serde = dev.sluice.Serde.forType(payloadType);
+        dev.sluice.Consumption consumer;
+        Runnable start;
+        java.util.function.Consumer<Runnable> onClose;
+        if (ref.config().partitioned()) { // a member: its buckets through shard leases of this client's heartbeat
+            dev.sluice.internal.consume.PartitionConsumer<T> p = new dev.sluice.internal.consume.PartitionConsumer<>(db, schema,
+                    ref, handler, options, serde, accept, this::session, runtime, gate,
+                    change -> new ShardBuckets(shardLeases.join(ref.groupId(), ref.config().partitions(), gate::instanceId, change)));
+            consumer = p;
+            start = p::start;
+            onClose = p::onClose;
+        } else {
+            dev.sluice.internal.consume.GroupConsumer<T> g = new dev.sluice.internal.consume.GroupConsumer<>(db, schema, ref,
+                    handler, options, serde, accept, this::session, runtime, gate);
+            consumer = g;
+            start = g::start;
+            onClose = g::onClose;
         }
-        dev.sluice.internal.consume.GroupConsumer<T> consumer = new dev.sluice.internal.consume.GroupConsumer<>(db, schema, ref,
-                handler, options, dev.sluice.Serde.forType(payloadType), accept, this::session, runtime, gate);
-        consumer.onClose(() -> { // the client lets go of a closed consumption; its instance leaves the fleet
+        onClose.accept(() -> { // the client lets go of a closed consumption; its instance leaves the fleet
             untrack(consumer);
             gate.leave();
         });
         track(consumer);
         gate.set(join(dev.sluice.internal.fleet.WorkerKey.consumer(ref.streamName(), ref.groupName()), consumer));
-        consumer.start();
-        return consumer;
-    }
-
-    /** A member of a partitioned group: as {@link #consume}, with shard leases of this client's heartbeat. */
-    private <T> dev.sluice.Consumption consumePartitioned(GroupRegistry.GroupRef ref, Class<T> payloadType,
-                                                          dev.sluice.Handler<T> handler, dev.sluice.ConsumeOptions options,
-                                                          java.util.Set<Integer> accept, dev.sluice.internal.fleet.PartGate gate) {
-        dev.sluice.internal.consume.PartitionConsumer<T> consumer = new dev.sluice.internal.consume.PartitionConsumer<>(db, schema,
-                ref, handler, options, dev.sluice.Serde.forType(payloadType), accept, this::session, runtime, gate,
-                onChange -> new ShardBuckets(shardLeases.join(ref.groupId(), ref.config().partitions(), gate::instanceId, onChange)));
-        consumer.onClose(() -> {
-            untrack(consumer);
-            gate.leave();
-        });
-        track(consumer);
-        gate.set(join(dev.sluice.internal.fleet.WorkerKey.consumer(ref.streamName(), ref.groupName()), consumer));
-        consumer.start();
+        start.run();
         return consumer;
     }
 
     /** The buckets of a partitioned group with positions and owners (empty without partitions). */
     public java.util.List<dev.sluice.PartitionInfo> partitions(String stream, String group) {
-        GroupRegistry.GroupRef ref = groupRegistry.resolve(stream, group);
-        if (!ref.config().partitioned()) {
-            return java.util.List.of();
-        }
-        java.util.List<long[]> positions = groupOperations.bucketPositions(stream, group);
-        java.util.Map<Integer, dev.sluice.internal.shard.BucketOwner> owners = new java.util.HashMap<>();
-        for (dev.sluice.internal.shard.BucketOwner o : db.autoCommit("list bucket owners", c -> shards.list(c, ref.groupId()))) {
-            owners.put(o.bucket(), o);
-        }
-        long head = groupRegistry.require(stream, group).head();
-        java.util.List<dev.sluice.PartitionInfo> out = new java.util.ArrayList<>();
-        for (long[] p : positions) {
-            dev.sluice.internal.shard.BucketOwner o = owners.get((int) p[0]);
-            boolean owned = o != null && o.leaseExpiresAt() != null;
-            out.add(new dev.sluice.PartitionInfo((int) p[0], p[1], Math.max(0, head - p[1]), owned ? o.ownerInstanceId() : 0,
-                    owned ? o.holder() : null, owned ? o.leaseExpiresAt() : null, o == null ? null : o.heartbeatAt()));
-        }
-        return out;
+        return new PartitionViews(db, groupRegistry, groupOperations, shards).list(stream, group);
     }
 
     /** Changes a paused partitioned group's bucket count ({@link dev.sluice.GroupAdmin#repartition}). */

@@ -15,6 +15,21 @@ final class ShardBuckets implements BucketLeases {
         this.member = member;
     }
 
+    /** The shard-lease side of a partitioned group's registration and repartition, for the group registry. */
+    static dev.sluice.internal.consume.GroupRegistry.Buckets declarations(dev.sluice.internal.shard.Shards shards) {
+        return new dev.sluice.internal.consume.GroupRegistry.Buckets() {
+            @Override
+            public void declare(Connection c, long groupId, int count) throws SQLException {
+                shards.declare(c, groupId, count);
+            }
+
+            @Override
+            public void repartition(Connection c, long groupId, int count) throws SQLException {
+                shards.repartition(c, groupId, count);
+            }
+        };
+    }
+
     @Override
     public Set<Integer> held() {
         return member.held();

@@ -41,7 +41,7 @@ final class ExceptionQueue<T> {
     private final ExceptionSql sql;
     private final String claimRowsSql;
     private final Delivery<T> delivery;
-    private final KeyLeases keys;
+    private final RowKeys keys;
     private final Outcomes outcomes;
     /** The rows this consumer runs now (their leases are renewed). */
     final Set<Long> inFlight = ConcurrentHashMap.newKeySet();
@@ -54,7 +54,7 @@ final class ExceptionQueue<T> {
     }
 
     /** The exception queue of a partitioned group's member, which claims only rows of the buckets it owns. */
-    ExceptionQueue(ConsumerContext ctx, Delivery<T> delivery, KeyLeases keys, Outcomes outcomes, int partitions,
+    ExceptionQueue(ConsumerContext ctx, Delivery<T> delivery, RowKeys keys, Outcomes outcomes, int partitions,
                    java.util.function.Supplier<Integer[]> ownedBuckets) {
         this.ctx = ctx;
         this.sql = ctx.sql.exceptions;

@@ -12,14 +12,12 @@ import java.util.Set;
  * of a group (docs/consume.md, "key policies"). {@link #of} gives a no-op for {@code parallel}, which takes none
  * and needs no round trip for them.
  */
-interface KeyLeases {
+interface KeyLeases extends RowKeys {
     /** The implementation for the group's policy. */
     static KeyLeases of(ConsumerContext ctx, String channel) {
         return ctx.policy == ConcurrencyPolicy.PARALLEL ? None.INSTANCE : new KeyedLeases(ctx, channel);
     }
 
-    /** Whether this policy takes key leases at all. */
-    boolean keyed();
 
     /**
      * Takes the keys of a range's chains (key → its messages in id order) in one transaction; returns those
@@ -28,11 +26,6 @@ interface KeyLeases {
      */
     Set<String> acquire(RangeWork w, Map<String, List<Fetched>> chains);
 
-    /** Takes the key of one exception row (true when it may run now; true for a message without a key). */
-    boolean acquireRow(Fetched f);
-
-    /** Lets go of a row's key and wakes the next deferred row of it (nothing for a null key). */
-    void releaseRow(String key);
 
     /** Lets go of some keys of this consumer, in the caller's transaction. */
     void release(Connection c, Set<String> keys) throws SQLException;

@@ -2,8 +2,6 @@ package dev.sluice.internal.consume;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -12,7 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * only inside this process, and one in-flight delivery per key is kept in memory — no key-lease rows, no
  * statements. Waking the next deferred row of a key still goes through the exception queue (and a NOTIFY).
  */
-final class LocalKeys implements KeyLeases {
+final class LocalKeys implements RowKeys {
     private final Set<String> busy = ConcurrentHashMap.newKeySet();
     private final KeyedLeases wake;
 
@@ -38,11 +36,6 @@ final class LocalKeys implements KeyLeases {
     }
 
     @Override
-    public Set<String> acquire(RangeWork w, Map<String, List<Fetched>> chains) {
-        throw new UnsupportedOperationException("a partitioned group has no ranges");
-    }
-
-    @Override
     public boolean acquireRow(Fetched f) {
         // The row claim takes only the lowest unresolved row of a key, so order holds; the key must not be running
         // in a chain of a bucket batch at the same time.
@@ -58,23 +51,9 @@ final class LocalKeys implements KeyLeases {
         wake.releaseRow(key); // no key-lease row to delete; wakes the next deferred row of the key
     }
 
-    @Override
-    public void release(Connection c, Set<String> keys) {
-        // nothing is held in the database
-    }
-
-    @Override
-    public void wakeNext(Connection c, Set<String> keys) throws SQLException {
+    /** Wakes, per key, the next deferred row waiting on it (and the other instances: one NOTIFY). */
+    void wakeNext(Connection c, Set<String> keys) throws SQLException {
         wake.wakeNext(c, keys);
     }
 
-    @Override
-    public void renew(Connection c) {
-        // nothing is held in the database
-    }
-
-    @Override
-    public void releaseAll(Connection c) {
-        // nothing is held in the database
-    }
 }

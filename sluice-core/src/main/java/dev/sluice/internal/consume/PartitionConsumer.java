@@ -116,7 +116,7 @@ public final class PartitionConsumer<T> implements Consumption {
         this.executor = new BoundedExecutor(o.executor() == null ? runtime.handlers() : o.executor(), o.concurrency());
         this.runner = new BucketRunner<>(ctx, delivery, outcomes, queue, keys, claims, leases, this::submit, outstanding,
                 this::wake, () -> running, new Positions(), this::wakeForHeld);
-        this.renewal = new LeaseRenewal(ctx, Map.of(), probes, queue, keys, () -> renewalSuspended);
+        this.renewal = new LeaseRenewal(ctx, Map.of(), probes, queue, KeyLeases.None.INSTANCE, () -> renewalSuspended); // rows only
         this.renewNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(100, o.leaseTimeout().toMillis() / 3));
         this.stepEveryNanos = renewNanos;
         String name = g.streamName() + "/" + g.groupName();

@@ -41,6 +41,14 @@ final class ShardFixture {
         return Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).maintenance(false).fleetLease(LEASE).build();
     }
 
+    /** Creates a group's bucket rows (as registration does), in a transaction of its own. */
+    static void declare(dev.sluice.internal.jdbc.Db db, Shards shards, long groupId, int count) {
+        db.transaction("declare", c -> {
+            shards.declare(c, groupId, count);
+            return null;
+        });
+    }
+
     static long scalar(TestDatabase db, String sql, Object... args) {
         try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < args.length; i++) {

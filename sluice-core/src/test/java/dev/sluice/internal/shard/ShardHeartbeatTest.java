@@ -44,10 +44,7 @@ class ShardHeartbeatTest {
     }
 
     static void declare(long groupId, int count) {
-        db.transaction("declare", c -> {
-            shards.declare(c, groupId, count);
-            return null;
-        });
+        ShardFixture.declare(db, shards, groupId, count);
     }
 
     @Test

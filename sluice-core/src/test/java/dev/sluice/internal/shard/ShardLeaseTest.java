@@ -55,10 +55,7 @@ class ShardLeaseTest {
     }
 
     static void declare(long groupId, int count) {
-        db.transaction("declare", c -> {
-            shards.declare(c, groupId, count);
-            return null;
-        });
+        ShardFixture.declare(db, shards, groupId, count);
     }
 
     static int stored(long groupId) {
