@@ -2,7 +2,9 @@ package dev.sluice;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -23,9 +25,15 @@ import java.util.Map;
  *                  returns the live job's id and writes nothing; once that job is acked or dead the key
  *                  is free again (1 to 256 characters, no control characters)
  * @param headers   a small string map stored as {@code jsonb} (trace context goes here)
+ * @param after     parent job ids (of any queue): the job is not claimable until every parent succeeded. A parent
+ *                  must exist when the job is enqueued — live, or ended with a run record (a parent that may finish
+ *                  first must keep runs); an unknown id is {@link ErrorCode#PARENT_NOT_FOUND}. At most 10,000
+ *                  distinct ids; empty for none
+ * @param onParentFailure what a parent that ends dead, discarded or cancelled does to this job (default
+ *                  {@link ParentFailure#CANCEL})
  */
 public record EnqueueOptions(int priority, Duration delay, Instant runAt, Instant expiresAt, String uniqueKey,
-                             Map<String, String> headers) {
+                             Map<String, String> headers, List<Long> after, ParentFailure onParentFailure) {
     /** The lowest priority. */
     public static final int MIN_PRIORITY = -1000;
     /** The highest priority. */
@@ -33,10 +41,25 @@ public record EnqueueOptions(int priority, Duration delay, Instant runAt, Instan
 
     /** No options: priority 0, ready at once, no expiry, no unique key, no headers. */
     public static final EnqueueOptions NONE = new EnqueueOptions(0, null, null, null, null, Map.of());
+    /** The most parents a job may wait for. */
+    public static final int MAX_PARENTS = 10_000;
 
-    /** Copies the headers; the field checks happen at enqueue. */
+    /** Copies the headers and the parents; the field checks happen at enqueue. */
     public EnqueueOptions {
         headers = headers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        after = after == null ? List.of() : Collections.unmodifiableList(new ArrayList<>(after));
+        onParentFailure = onParentFailure == null ? ParentFailure.CANCEL : onParentFailure;
+    }
+
+    /** Options without parents (the form before dependencies existed). */
+    public EnqueueOptions(int priority, Duration delay, Instant runAt, Instant expiresAt, String uniqueKey,
+                          Map<String, String> headers) {
+        this(priority, delay, runAt, expiresAt, uniqueKey, headers, List.of(), ParentFailure.CANCEL);
+    }
+
+    /** Options with only parents. */
+    public static EnqueueOptions after(List<Long> parents) {
+        return builder().after(parents).build();
     }
 
     /** A builder with nothing set. */
@@ -68,6 +91,8 @@ public record EnqueueOptions(int priority, Duration delay, Instant runAt, Instan
         b.expiresAt = expiresAt;
         b.uniqueKey = uniqueKey;
         b.headers.putAll(headers);
+        b.after = after;
+        b.onParentFailure = onParentFailure;
         return b;
     }
 
@@ -79,6 +104,8 @@ public record EnqueueOptions(int priority, Duration delay, Instant runAt, Instan
         private Instant expiresAt;
         private String uniqueKey;
         private final Map<String, String> headers = new LinkedHashMap<>();
+        private List<Long> after = List.of();
+        private ParentFailure onParentFailure = ParentFailure.CANCEL;
 
         private Builder() {
         }
@@ -128,9 +155,31 @@ public record EnqueueOptions(int priority, Duration delay, Instant runAt, Instan
             return this;
         }
 
+        /** Run only after every one of these jobs succeeded. */
+        public Builder after(List<Long> parents) {
+            this.after = parents == null ? List.of() : parents;
+            return this;
+        }
+
+        /** Run only after every one of these jobs succeeded. */
+        public Builder after(long... parents) {
+            List<Long> ids = new ArrayList<>(parents.length);
+            for (long id : parents) {
+                ids.add(id);
+            }
+            this.after = ids;
+            return this;
+        }
+
+        /** What a failed parent does to this job (default {@link ParentFailure#CANCEL}). */
+        public Builder onParentFailure(ParentFailure policy) {
+            this.onParentFailure = policy;
+            return this;
+        }
+
         /** Builds the options (checked at enqueue). */
         public EnqueueOptions build() {
-            return new EnqueueOptions(priority, delay, runAt, expiresAt, uniqueKey, headers);
+            return new EnqueueOptions(priority, delay, runAt, expiresAt, uniqueKey, headers, after, onParentFailure);
         }
     }
 }

@@ -165,10 +165,14 @@ public enum ErrorCode {
             "Register it with sluice.schedule(name).register(spec) or 'sluice schedule register NAME ...', or check the "
                     + "name with 'sluice schedule list'."),
     JOB_NOT_FOUND(114, Category.NOT_FOUND, false,
-            "No such dead job in the queue.",
+            "No such job in the queue.",
             "An operator action (redrive, purge) named a job id that is not a dead job of this queue (never was, already "
-                    + "redriven or purged, or swept by retention). The whole list is refused: nothing was changed.",
-            "List the queue's dead jobs with 'sluice queue dead QUEUE' and use an id from there."),
+                    + "redriven or purged, or swept by retention) — the whole list is refused and nothing was changed — or "
+                    + "an await or cancel named a job the queue has no trace of: not live, not dead, and no run record "
+                    + "(a job that ended without keepRuns and without a waiter leaves none; records are swept after "
+                    + "their retention).",
+            "List the queue's jobs with 'sluice queue jobs QUEUE', its dead jobs with 'sluice queue dead QUEUE' and its runs "
+                    + "with 'sluice queue runs QUEUE'; keep runs (QueueOptions.keepRuns) for jobs you look up after they end."),
     PRODUCER_BUFFER_FULL(115, Category.STORAGE, true,
             "The producer's buffer is full.",
             "Asynchronous produces are buffered until the batcher writes them; the buffer is bounded in messages and "
@@ -209,6 +213,19 @@ public enum ErrorCode {
                     + "that turns partitioning on or off) is refused. Nothing was changed.",
             "Declare the stored count (see 'sluice consumer get STREAM GROUP'), or change it on purpose with the group "
                     + "paused: 'sluice consumer repartition STREAM GROUP --partitions N' (GroupAdmin.repartition); see docs/partitions.md."),
+    AWAIT_TIMEOUT(121, Category.CONFLICT, true,
+            "The job did not end within the await timeout.",
+            "queue.await(id, timeout) waits until the job ends (succeeded, discarded, dead or cancelled). It was still "
+                    + "live when the timeout passed. Nothing was changed: the job runs on, and its end is recorded as usual.",
+            "Await again with a longer timeout (a job that keeps runs can be awaited any time, even after a restart), or "
+                    + "look at it with 'sluice queue run QUEUE ID'."),
+    PARENT_NOT_FOUND(122, Category.NOT_FOUND, false,
+            "A parent job of EnqueueOptions.after does not exist.",
+            "Every parent must exist when its child is enqueued: live (pending, waiting or running), dead, or ended with "
+                    + "a run record. A parent that succeeded without keepRuns and without a waiter left no trace, so it "
+                    + "cannot be told apart from an id that never existed. Nothing was written.",
+            "Enqueue the child while its parents are live (for example in the same transaction), or let the parents' "
+                    + "queue keep runs (QueueOptions.keepRuns) so their success is on record."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,

@@ -66,8 +66,30 @@ public interface JobHandle<T> {
     /** When the claim expires, by the database clock, as of the claim or the last successful heartbeat. */
     Instant claimExpiresAt();
 
-    /** Completes the job: deletes its row. */
+    /**
+     * Completes the job: it ends succeeded (or cancelled, when a cancel was requested meanwhile; see
+     * {@link #cancelled()}). Its row is deleted; a queue that keeps runs keeps its record.
+     */
     boolean ack();
+
+    /**
+     * Completes the job with a result, stored once in its run record ({@link JobRun#result(Class)}) when the queue keeps
+     * runs or a waiter awaits it, and dropped otherwise. Serialized with the default serdes ({@code byte[]} as is,
+     * {@code String} as UTF-8, anything else as JSON).
+     *
+     * @throws SluiceException {@link ErrorCode#PAYLOAD_TOO_LARGE} for a result over the queue's maxPayloadBytes,
+     *                         {@link ErrorCode#PAYLOAD_NOT_SERIALIZABLE} when it does not serialize (nothing changed)
+     */
+    boolean complete(Object result);
+
+    /** Completes the job with result bytes of this content type (checked as {@link #complete(Object)}). */
+    boolean complete(byte[] result, String contentType);
+
+    /**
+     * Whether a cancel was requested while the job runs ({@link Queue#cancel(long)}), as of the last heartbeat (no
+     * I/O). A handler that sees it should stop early; whatever it then returns, the job ends cancelled.
+     */
+    boolean cancelled();
 
     /**
      * Puts the job back to run again at once. The attempt stays counted: when it was the job's last

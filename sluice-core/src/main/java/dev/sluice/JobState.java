@@ -5,7 +5,9 @@ public enum JobState {
     /** Waiting to be claimed (possibly not due yet: {@code run_at} in the future). */
     PENDING,
     /** Claimed by a worker until its claim expires. */
-    PROCESSING;
+    PROCESSING,
+    /** Waiting for its parents ({@link EnqueueOptions#after()}): not claimable until every parent succeeded. */
+    WAITING;
 
     /** The value stored in {@code job.state}. */
     public String dbValue() {

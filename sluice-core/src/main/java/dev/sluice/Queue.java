@@ -164,7 +164,7 @@ public final class Queue<T> {
         JobStore store = store();
         List<JobHandle<T>> out = new ArrayList<>();
         for (JobStore.Claimed c : store.claim(name, n, sluice.clientId())) {
-            out.add(new ClaimedJob<>(store, c, serde));
+            out.add(new ClaimedJob<>(store, c, serde, options.maxPayloadBytes()));
         }
         return out;
     }
@@ -186,7 +186,51 @@ public final class Queue<T> {
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(options, "options");
         Names.validate("queue", name);
-        return sluice.engine().work(name, serde, handler, options, this.options.visibilityTimeout());
+        return sluice.engine().work(name, serde, handler, options, this.options.maxPayloadBytes());
+    }
+
+    // ------------------------------------------------------------------ runs (docs/runs.md)
+
+    /**
+     * Waits until job {@code id} ends — succeeded, discarded, dead or cancelled — and returns its run, with its result.
+     * Woken by a notification when it ends (waiters of one job in a process share one), with a fallback poll. A job
+     * whose queue keeps runs can be awaited at any time, also after it ended and after a restart of the waiter; a job
+     * without keepRuns can be awaited while it is live (its end then keeps a record for a short grace, 5 minutes).
+     *
+     * @param timeout how long to wait (0 to 1 day; 0 only reads)
+     * @throws SluiceException {@link ErrorCode#AWAIT_TIMEOUT} when it is still live at the timeout (nothing changed),
+     *                         {@link ErrorCode#JOB_NOT_FOUND} when the queue has no trace of it,
+     *                         {@link ErrorCode#INVALID_ARGUMENT} for a timeout out of range
+     */
+    public JobRun await(long id, java.time.Duration timeout) {
+        return store().await(name, id, timeout);
+    }
+
+    /**
+     * Cancels job {@code id}: a pending or waiting job ends cancelled at once (its children follow their
+     * {@link ParentFailure} policy); a running one is flagged — its worker learns it at the next heartbeat or ack
+     * ({@link JobHandle#cancelled()}) and the job ends cancelled then.
+     *
+     * @throws SluiceException {@link ErrorCode#JOB_NOT_FOUND} when the queue has no trace of the job
+     */
+    public Cancellation cancel(long id) {
+        return store().cancel(name, id);
+    }
+
+    /** The run of job {@code id}: its record, its dead job, or the live job; empty when the queue has no trace of it. */
+    public Optional<JobRun> run(long id) {
+        return store().runs().run(name, id);
+    }
+
+    /** A page of the queue's run records, newest first ({@link RunQuery}). */
+    public Page<JobRun> runs(RunQuery query) {
+        Objects.requireNonNull(query, "query");
+        return store().runs().runs(name, query);
+    }
+
+    /** The event trail of job {@code id} in sequence order (empty when its queue keeps no runs, or it was swept). */
+    public List<RunEvent> events(long id) {
+        return store().runs().events(name, id);
     }
 
     /** The operator actions of this queue: maintenance, inspection and dead letters (no I/O). */

@@ -22,10 +22,15 @@ import java.util.Objects;
  * @param deadLetterRetention how long a dead job is kept before the maintenance sweep deletes it
  *                            (default 7 d; 1 s to 3650 d)
  * @param maxPayloadBytes     the largest encoded payload accepted, checked before any round trip
- *                            (default 1 MiB; 1 byte to 64 MiB)
+ *                            (default 1 MiB; 1 byte to 64 MiB); also the largest result a handler may return
+ * @param keepRuns            how long an ended job's run record (status, timings, result) is kept, and whether its
+ *                            events are written at all: {@code null} (the default) keeps neither, so a drain costs
+ *                            what it always did (1 s to 3650 d; see docs/runs.md)
+ * @param keepEvents          how long the event trail is kept, independently of the record ({@code null}: as long
+ *                            as {@code keepRuns}; 1 s to 3650 d; needs {@code keepRuns})
  */
 public record QueueOptions(Duration visibilityTimeout, int maxAttempts, Duration backoffBase, Duration maxBackoff,
-                           Duration deadLetterRetention, int maxPayloadBytes) {
+                           Duration deadLetterRetention, int maxPayloadBytes, Duration keepRuns, Duration keepEvents) {
     /** The default visibility timeout (30 s). */
     public static final Duration DEFAULT_VISIBILITY_TIMEOUT = Duration.ofSeconds(30);
     /** The default number of attempts (25). */
@@ -53,6 +58,26 @@ public record QueueOptions(Duration visibilityTimeout, int maxAttempts, Duration
         if (maxPayloadBytes < 1 || maxPayloadBytes > MAX_PAYLOAD_LIMIT) {
             throw invalid("maxPayloadBytes must be between 1 and " + MAX_PAYLOAD_LIMIT + " (got " + maxPayloadBytes + ")");
         }
+        if (keepRuns != null) {
+            within("keepRuns", keepRuns, Duration.ofSeconds(1), Duration.ofDays(3650));
+        }
+        if (keepEvents != null) {
+            if (keepRuns == null) {
+                throw invalid("keepEvents needs keepRuns: events are written only for jobs that keep runs");
+            }
+            within("keepEvents", keepEvents, Duration.ofSeconds(1), Duration.ofDays(3650));
+        }
+    }
+
+    /** The options without run records (the form before keepRuns existed). */
+    public QueueOptions(Duration visibilityTimeout, int maxAttempts, Duration backoffBase, Duration maxBackoff,
+                        Duration deadLetterRetention, int maxPayloadBytes) {
+        this(visibilityTimeout, maxAttempts, backoffBase, maxBackoff, deadLetterRetention, maxPayloadBytes, null, null);
+    }
+
+    /** How long the event trail is kept: {@link #keepEvents()}, else {@link #keepRuns()} (null when runs are not kept). */
+    public Duration eventRetention() {
+        return keepEvents != null ? keepEvents : keepRuns;
     }
 
     private static void within(String field, Duration value, Duration min, Duration max) {
@@ -68,7 +93,7 @@ public record QueueOptions(Duration visibilityTimeout, int maxAttempts, Duration
         return new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, problem);
     }
 
-    /** The defaults: 30 s visibility, 25 attempts, 1 s backoff capped at 1 h, 7 d retention, 1 MiB payloads. */
+    /** The defaults: 30 s visibility, 25 attempts, 1 s backoff capped at 1 h, 7 d retention, 1 MiB payloads, no run records. */
     public static QueueOptions defaults() {
         return new QueueOptions(DEFAULT_VISIBILITY_TIMEOUT, DEFAULT_MAX_ATTEMPTS, DEFAULT_BACKOFF_BASE, DEFAULT_MAX_BACKOFF,
                 DEFAULT_DEAD_LETTER_RETENTION, DEFAULT_MAX_PAYLOAD_BYTES);
@@ -92,6 +117,8 @@ public record QueueOptions(Duration visibilityTimeout, int maxAttempts, Duration
         private Duration maxBackoff;
         private Duration deadLetterRetention;
         private int maxPayloadBytes;
+        private Duration keepRuns;
+        private Duration keepEvents;
 
         private Builder(QueueOptions from) {
             this.visibilityTimeout = from.visibilityTimeout;
@@ -100,6 +127,8 @@ public record QueueOptions(Duration visibilityTimeout, int maxAttempts, Duration
             this.maxBackoff = from.maxBackoff;
             this.deadLetterRetention = from.deadLetterRetention;
             this.maxPayloadBytes = from.maxPayloadBytes;
+            this.keepRuns = from.keepRuns;
+            this.keepEvents = from.keepEvents;
         }
 
         /** How long a claim holds a job without a heartbeat. */
@@ -138,9 +167,22 @@ public record QueueOptions(Duration visibilityTimeout, int maxAttempts, Duration
             return this;
         }
 
+        /** Keep a run record of every ended job (and its event trail) this long; {@code null} keeps none. */
+        public Builder keepRuns(Duration d) {
+            this.keepRuns = d;
+            return this;
+        }
+
+        /** Keep the event trail this long instead of {@link #keepRuns}; {@code null}: as long as the records. */
+        public Builder keepEvents(Duration d) {
+            this.keepEvents = d;
+            return this;
+        }
+
         /** Checks the values and builds the options. */
         public QueueOptions build() {
-            return new QueueOptions(visibilityTimeout, maxAttempts, backoffBase, maxBackoff, deadLetterRetention, maxPayloadBytes);
+            return new QueueOptions(visibilityTimeout, maxAttempts, backoffBase, maxBackoff, deadLetterRetention, maxPayloadBytes,
+                    keepRuns, keepEvents);
         }
     }
 }

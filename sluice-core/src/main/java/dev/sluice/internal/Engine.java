@@ -98,7 +98,7 @@ public final class Engine implements AutoCloseable {
         this.groupRegistry = new GroupRegistry(db, streamCatalog, schema, clientId, workerConfigs, ShardBuckets.declarations(shards));
         this.groupOperations = new GroupOperations(db, groupRegistry, schema);
         this.readerOffsets = new ReaderOffsets(db, streamCatalog, schema);
-        this.jobStore = new JobStore(db, schema);
+        this.jobStore = new JobStore(db, schema, this::session);
         this.lockStore = new LockStore(db, schema);
         this.scheduleStore = new ScheduleStore(db, schema, migrator, jobStore, streamProducers);
         this.logReader = new dev.sluice.internal.consume.LogReader(db, streamCatalog);
@@ -389,12 +389,12 @@ public final class Engine implements AutoCloseable {
      * on the shared runtime.
      */
     public <T> dev.sluice.Worker work(String queue, dev.sluice.Serde<T> serde, dev.sluice.JobHandler<T> handler,
-                                      dev.sluice.WorkOptions options, java.time.Duration defaultVisibility) {
+                                      dev.sluice.WorkOptions options, int maxResultBytes) {
         requireControlPlane();
         java.util.concurrent.atomic.AtomicReference<dev.sluice.Worker> self = new java.util.concurrent.atomic.AtomicReference<>();
         dev.sluice.internal.fleet.PartGate gate = new dev.sluice.internal.fleet.PartGate();
         dev.sluice.internal.queue.QueueWorker<T> w = new dev.sluice.internal.queue.QueueWorker<>(jobStore, queue, serde, handler,
-                options, defaultVisibility, options.wakeups() ? this::session : null, clientId, runtime, () -> {
+                options, maxResultBytes, options.wakeups() ? this::session : null, clientId, runtime, () -> {
                     untrack(self.get());
                     gate.leave();
                 }, gate);

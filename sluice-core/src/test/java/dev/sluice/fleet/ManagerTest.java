@@ -108,7 +108,7 @@ class ManagerTest {
             assertThat(r.ok()).as(r.toString()).isTrue();
             assertThat(r.sweeps()).extracting(SweepResult::name).containsExactly("worker_instances", "instance_log",
                     "partitions_ahead", "retention", "idempotency_keys", "compaction_heads", "delivery_log", "dead_letters",
-                    "queue_rescue", "queue_expiry", "dead_jobs", "metrics");
+                    "queue_rescue", "queue_expiry", "dead_jobs", "job_runs", "job_events", "metrics");
             assertThat(r.removed("worker_instances")).isEqualTo(2);
             assertThat(r.removed("instance_log")).isEqualTo(2500); // three batches of at most 1,000
             assertThat(sluice.fleet().instances()).extracting(InstanceInfo::holder).containsExactly("alive");

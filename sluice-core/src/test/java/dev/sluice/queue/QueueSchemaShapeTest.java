@@ -49,10 +49,18 @@ class QueueSchemaShapeTest {
                 .containsEntry("claim_token", "uuid")
                 .containsEntry("last_error", "text")
                 .containsEntry("unique_key", "text")
-                .containsKeys("created_at", "updated_at");
+                .containsEntry("keep_runs_ns", "bigint")
+                .containsEntry("keep_events_ns", "bigint")
+                .containsEntry("event_seq", "integer not null")
+                .containsEntry("awaited", "boolean not null")
+                .containsEntry("cancel_requested", "boolean not null")
+                .containsEntry("dependents", "integer not null")
+                .containsEntry("parents_left", "integer not null")
+                .containsEntry("on_parent_failure", "text not null")
+                .containsKeys("created_at", "updated_at", "first_claimed_at");
         assertThat(cat.constraints("job", 'p')).containsExactly("PRIMARY KEY (id)");
         assertThat(cat.constraints("job", 'c'))
-                .contains("CHECK ((state = ANY (ARRAY['pending'::text, 'processing'::text])))")
+                .contains("CHECK ((state = ANY (ARRAY['pending'::text, 'processing'::text, 'waiting'::text])))")
                 .anySatisfy(c -> assertThat(c).contains("state = 'processing'").contains("claim_token IS NOT NULL"));
         // Queues are rows: no registry, no foreign key.
         assertThat(cat.constraints("job", 'f')).isEmpty();

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One maintenance pass over the schema, in a fixed order: the fleet's expired instances and old snapshots, the
- * janitor's stream sweeps (partitions ahead, retention, TTLs), the queues' rescue, expiry and dead-job retention,
+ * janitor's stream sweeps (partitions ahead, retention, TTLs), the queues' rescue, expiry, dead-job retention and the
+ * retention of run records and events,
  * then the metric snapshots; each sweep bounded, a failing one reported and the others run. The pass is recorded
  * in {@code maintenance_sweep}. Passes are idempotent, so two at once (an operator's run-once beside the
  * manager's) only share the work.
@@ -70,6 +71,8 @@ public final class MaintenancePass {
             }));
             out.add(sweep("queue_expiry", jobs::expireUnclaimed));
             out.add(sweep("dead_jobs", jobs::sweepDeadJobs));
+            out.add(sweep("job_runs", jobs::sweepRuns));
+            out.add(sweep("job_events", jobs::sweepEvents));
             out.add(sweep("metrics", metrics::take));
             MaintenanceReport report = new MaintenanceReport(out, Duration.ofNanos(System.nanoTime() - start));
             try {

@@ -86,13 +86,16 @@ public final class ClientSession implements AutoCloseable {
      * until the returned handle is closed. Keys must not be numeric: numbers are stream ids.
      */
     public AutoCloseable onWake(String key, Runnable wake) {
-        keyWaiters.computeIfAbsent(key, k -> new CopyOnWriteArraySet<>()).add(wake);
-        return () -> {
-            Set<Runnable> set = keyWaiters.get(key);
-            if (set != null) {
-                set.remove(wake);
-            }
-        };
+        keyWaiters.compute(key, (k, set) -> {
+            Set<Runnable> s = set == null ? new CopyOnWriteArraySet<>() : set;
+            s.add(wake);
+            return s;
+        });
+        // The key goes with its last waiter: keys are per job for completion waits, so they must not pile up.
+        return () -> keyWaiters.computeIfPresent(key, (k, set) -> {
+            set.remove(wake);
+            return set.isEmpty() ? null : set;
+        });
     }
 
     /**

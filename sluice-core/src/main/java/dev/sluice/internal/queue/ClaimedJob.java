@@ -22,22 +22,26 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     private final Serde<T> serde;
     /** The worker's batched acks, or null for a handle of {@code Queue.claim} (acks on its own). */
     private final JobCompleter completer;
+    /** The largest result {@link #complete} accepts (the queue handle's maxPayloadBytes). */
+    private final int maxResultBytes;
     private volatile Instant claimExpiresAt;
+    private volatile boolean cancelled;
     private volatile boolean resolved;
     private volatile boolean decoded;
     private T payload;
 
-    /** A handle on a claimed row; {@code serde} decodes the payload on first use. */
-    public ClaimedJob(JobStore store, JobStore.Claimed row, Serde<T> serde) {
-        this(store, row, serde, null);
+    /** A handle on a claimed row; {@code serde} decodes the payload on first use; results up to {@code maxResultBytes}. */
+    public ClaimedJob(JobStore store, JobStore.Claimed row, Serde<T> serde, int maxResultBytes) {
+        this(store, row, serde, null, maxResultBytes);
     }
 
     /** A worker's handle: its acks go through the worker's completer, batched with the others'. */
-    ClaimedJob(JobStore store, JobStore.Claimed row, Serde<T> serde, JobCompleter completer) {
+    ClaimedJob(JobStore store, JobStore.Claimed row, Serde<T> serde, JobCompleter completer, int maxResultBytes) {
         this.store = store;
         this.row = row;
         this.serde = serde;
         this.completer = completer;
+        this.maxResultBytes = maxResultBytes;
         this.claimExpiresAt = row.claimExpiresAt();
     }
 
@@ -65,8 +69,11 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     }
 
     /** Records a heartbeat made on the handle's behalf (the worker batches them). */
-    void extended(Instant until) {
-        this.claimExpiresAt = until;
+    void extended(JobStore.Beat beat) {
+        this.claimExpiresAt = beat.until();
+        if (beat.cancelRequested()) {
+            this.cancelled = true;
+        }
     }
 
     @Override
@@ -145,18 +152,57 @@ public final class ClaimedJob<T> implements JobHandle<T> {
 
     @Override
     public boolean ack() {
+        return end(null, null);
+    }
+
+    @Override
+    public boolean complete(Object result) {
+        Objects.requireNonNull(result, "result");
+        @SuppressWarnings("unchecked")
+        Serde<Object> resultSerde = (Serde<Object>) Serde.forType(result.getClass());
+        byte[] bytes;
+        try {
+            bytes = resultSerde.serialize(result);
+        } catch (Exception e) {
+            throw new SluiceException(ErrorCode.PAYLOAD_NOT_SERIALIZABLE, "the result of job " + row.id() + " (type "
+                    + result.getClass().getName() + ") could not be serialized: " + e.getClass().getSimpleName(), e);
+        }
+        return complete(bytes, resultSerde.contentType());
+    }
+
+    @Override
+    public boolean complete(byte[] result, String contentType) {
+        Objects.requireNonNull(result, "result");
+        Objects.requireNonNull(contentType, "contentType");
+        if (result.length > maxResultBytes) {
+            throw new SluiceException(ErrorCode.PAYLOAD_TOO_LARGE, "the result of job " + row.id() + " is " + result.length
+                    + " bytes; the queue accepts at most " + maxResultBytes + " (maxPayloadBytes)");
+        }
+        if (contentType.isEmpty() || contentType.length() > 255 || dev.sluice.internal.text.Echo.firstControl(contentType) >= 0) {
+            throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "a result content type is 1 to 255 characters without"
+                    + " control characters");
+        }
+        return end(result.clone(), contentType);
+    }
+
+    private boolean end(byte[] result, String contentType) {
         resolved = true;
         if (completer == null) {
-            return store.ack(row.id(), row.token());
+            return store.finishOne(row.id(), row.token(), result, contentType) != null;
         }
         try {
-            return completer.ack(row.id(), row.token()).join();
+            return completer.ack(row.id(), row.token(), result, contentType, row.keepsRuns()).join();
         } catch (java.util.concurrent.CompletionException e) {
             if (e.getCause() instanceof RuntimeException r) {
                 throw r;
             }
             throw e;
         }
+    }
+
+    @Override
+    public boolean cancelled() {
+        return cancelled;
     }
 
     /**
@@ -166,9 +212,10 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     java.util.concurrent.CompletableFuture<Boolean> ackLater() {
         resolved = true;
         if (completer == null) {
-            return java.util.concurrent.CompletableFuture.completedFuture(store.ack(row.id(), row.token()));
+            return java.util.concurrent.CompletableFuture.completedFuture(
+                    store.finishOne(row.id(), row.token(), null, null) != null);
         }
-        return completer.ack(row.id(), row.token());
+        return completer.ack(row.id(), row.token(), null, null, row.keepsRuns());
     }
 
     @Override
@@ -211,11 +258,11 @@ public final class ClaimedJob<T> implements JobHandle<T> {
 
     @Override
     public boolean heartbeat() {
-        Instant until = store.heartbeat(new long[] {row.id()}, new UUID[] {row.token()}).get(row.id());
-        if (until == null) {
+        JobStore.Beat beat = store.heartbeat(new long[] {row.id()}, new UUID[] {row.token()}).get(row.id());
+        if (beat == null) {
             return false;
         }
-        claimExpiresAt = until;
+        extended(beat);
         return true;
     }
 

@@ -1,6 +1,5 @@
 package dev.sluice.internal.queue;
 
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -96,9 +95,9 @@ final class Heartbeats<T> {
             tokens[i] = due.get(i).handle.token();
         }
         try {
-            Map<Long, Instant> renewed = store.heartbeat(ids, tokens);
+            Map<Long, JobStore.Beat> renewed = store.heartbeat(ids, tokens);
             for (RunningJob<T> r : due) {
-                Instant until = renewed.get(r.handle.id());
+                JobStore.Beat until = renewed.get(r.handle.id());
                 if (until != null) {
                     r.handle.extended(until);
                     r.nextBeatNanos = now + r.handle.visibilityTimeoutNanos() / 3;

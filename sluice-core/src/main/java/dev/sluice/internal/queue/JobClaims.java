@@ -3,14 +3,10 @@ package dev.sluice.internal.queue;
 import static dev.sluice.internal.queue.JobValues.instant;
 import static dev.sluice.internal.queue.JobValues.micros;
 
-import dev.sluice.DeadReason;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.jdbc.Sql;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Types;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -22,10 +18,10 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * Claims and what a claim's holder does with it: claim, ack (one or a batch), heartbeat, retry, fail and
- * discard ({@link QueueSql#settle}), release (one or a batch), and the probe of the next due job. Every
- * statement but the claim and the probe carries the validity predicate (see {@link QueueSql}). Stateless
- * apart from the statement texts; one per client.
+ * Claims and what a claim's holder does with it that is not an end: claim, the plain batched ack (jobs whose end
+ * needs nothing else), heartbeat, release (one or a batch), and the probe of the next due job; the ends with records,
+ * results, retries and children are {@link JobEnds}'. Every statement but the claim and the probe carries the
+ * validity predicate (see {@link QueueSql}). Stateless apart from the statement texts; one per client.
  */
 final class JobClaims {
     private final Db db;
@@ -60,7 +56,7 @@ final class JobClaims {
                         // The claim's hot loop: timestamps read as epoch microseconds (no Calendar), the token known.
                         rows.add(new JobStore.Claimed(rs.getLong(1), queue, rs.getBytes(2), rs.getString(3),
                                 dev.sluice.internal.text.Headers.decode(rs.getString(4)), rs.getInt(5), micros(rs, 6), rs.getInt(7), rs.getInt(8),
-                                rs.getLong(9), token, micros(rs, 11), rs.getString(12), micros(rs, 13)));
+                                rs.getLong(9), token, micros(rs, 11), rs.getString(12), micros(rs, 13), rs.getBoolean(14)));
                     }
                 }
             }
@@ -77,11 +73,6 @@ final class JobClaims {
         return db.autoCommitReplayable("probe queue '" + queue + "'", c -> Sql.first(c, sql.nextDue,
                 rs -> new JobStore.NextDue(instant(rs.getTimestamp(1)), instant(rs.getTimestamp(2))),
                 queue, queue, queue).orElseThrow());
-    }
-
-    /** Deletes the row if the claim is still valid. */
-    boolean ack(long id, UUID token) {
-        return db.autoCommit("ack job " + id, c -> Sql.update(c, sql.ack, id, token) == 1);
     }
 
     /** The reply of {@link QueueSql#ackBatch}: how many rows were deleted, and which when not all were. */
@@ -123,32 +114,17 @@ final class JobClaims {
                 Sql.array("int8", boxed(ids)), Sql.array("uuid", tokens), channel));
     }
 
-    /** Extends the claims still valid among {@code ids}/{@code tokens}; returns their new expiry by id. */
-    Map<Long, Instant> heartbeat(long[] ids, UUID[] tokens) {
+    /** Extends the claims still valid among {@code ids}/{@code tokens}; returns their new expiry (and cancel flag) by id. */
+    Map<Long, JobStore.Beat> heartbeat(long[] ids, UUID[] tokens) {
         return db.autoCommitReplayable("heartbeat jobs", c -> {
-            record Renewed(long id, Instant until) {
-            }
-            Map<Long, Instant> renewed = new HashMap<>();
-            for (Renewed r : Sql.list(c, sql.heartbeat, rs -> new Renewed(rs.getLong(1), instant(rs.getTimestamp(2))),
+            Map<Long, JobStore.Beat> renewed = new HashMap<>();
+            for (Object[] r : Sql.list(c, sql.heartbeat, rs -> new Object[] {rs.getLong(1),
+                    new JobStore.Beat(instant(rs.getTimestamp(2)), rs.getBoolean(3))},
                     Sql.array("int8", boxed(ids)), Sql.array("uuid", tokens))) {
-                renewed.put(r.id(), r.until());
+                renewed.put((Long) r[0], (JobStore.Beat) r[1]);
             }
             return renewed;
         });
-    }
-
-    /**
-     * Resolves a claim other than by ack: back to pending after {@code delay} (or after the backoff when
-     * {@code delay} is null), or dead when it was the last attempt or {@code discard} is set.
-     */
-    JobStore.Settled settle(long id, UUID token, Duration delay, String error, boolean discard) {
-        Object delayUs = delay == null ? new Sql.Null(Types.BIGINT) : (Object) micros(delay);
-        Object errorText = error == null ? new Sql.Null(Types.VARCHAR) : error;
-        String reason = discard ? DeadReason.DISCARDED.dbValue() : DeadReason.FAILED.dbValue();
-        return db.autoCommit("settle job " + id, c -> Sql.first(c, sql.settle,
-                rs -> rs.getLong(1) == 1 ? JobStore.Settled.PENDING
-                        : rs.getLong(2) == 1 ? JobStore.Settled.DEAD : JobStore.Settled.REFUSED,
-                id, token, discard, errorText, reason, delayUs, delayUs, errorText, discard, channel).orElseThrow());
     }
 
     /** Gives a claim back unfinished: pending again at its old place, the attempt not counted. */

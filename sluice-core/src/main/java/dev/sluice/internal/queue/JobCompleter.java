@@ -42,7 +42,18 @@ final class JobCompleter implements AutoCloseable {
     /** The wait of an idle loop: every new ack wakes it. */
     private static final long IDLE_NANOS = TimeUnit.HOURS.toNanos(1);
 
-    private record Ack(long id, UUID token, CompletableFuture<Boolean> done) {
+    /** The result bytes one finish statement carries at most (a batch with more is split). */
+    static final long MAX_RESULT_BYTES = 16L << 20;
+
+    /**
+     * One completion: the claim, the result (null for none), and whether the job keeps runs (known from the claim: it
+     * skips the plain ack, which would refuse it).
+     */
+    private record Ack(long id, UUID token, byte[] result, String resultContentType, boolean recorded,
+                       CompletableFuture<Boolean> done) {
+        boolean plain() {
+            return result == null && !recorded;
+        }
     }
 
     private final JobStore store;
@@ -89,11 +100,19 @@ final class JobCompleter implements AutoCloseable {
         loop.start(IDLE_NANOS);
     }
 
-    /** Queues the ack of this claim; the future tells whether the row was deleted (false: claim lost). */
+    /** Queues the ack of this claim; the future tells whether the job ended (false: claim lost). */
     CompletableFuture<Boolean> ack(long id, UUID token) {
+        return ack(id, token, null, null, false);
+    }
+
+    /**
+     * Queues the completion of this claim with a result (null for none); {@code recorded}: the job keeps runs. The
+     * future tells whether the job ended (succeeded, or cancelled when a cancel was requested; false: claim lost).
+     */
+    CompletableFuture<Boolean> ack(long id, UUID token, byte[] result, String resultContentType, boolean recorded) {
         CompletableFuture<Boolean> done = new CompletableFuture<>();
         int n = pending.incrementAndGet();
-        queue.add(new Ack(id, token, done));
+        queue.add(new Ack(id, token, result, resultContentType, recorded, done));
         if (loop.running() && !retrying) {
             // A lone ack is written at once; one that found company joins the next batch within the linger.
             loop.wakeWithin(n == 1 ? 0 : LINGER_NANOS);
@@ -178,19 +197,66 @@ final class JobCompleter implements AutoCloseable {
         }
     }
 
+    /**
+     * Plain acks first, in one statement; what it refused (records, waiters, cancel requests, children — or a lost
+     * claim) and the completions with results go through {@link JobStore#finish}, which tells the lost ones.
+     */
     private void write(List<Ack> batch) {
-        long[] ids = new long[batch.size()];
-        UUID[] tokens = new UUID[batch.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = batch.get(i).id();
-            tokens[i] = batch.get(i).token();
+        List<Ack> plain = new ArrayList<>();
+        List<Ack> recorded = new ArrayList<>();
+        for (Ack a : batch) {
+            (a.plain() ? plain : recorded).add(a);
         }
-        Set<Long> deleted = store.ackAll(ids, tokens);
+        Set<Long> ended = new java.util.HashSet<>();
+        if (!plain.isEmpty()) {
+            long[] ids = new long[plain.size()];
+            UUID[] tokens = new UUID[plain.size()];
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = plain.get(i).id();
+                tokens[i] = plain.get(i).token();
+            }
+            Set<Long> deleted = store.ackAll(ids, tokens);
+            ended.addAll(deleted);
+            if (deleted.size() < plain.size()) {
+                for (Ack a : plain) {
+                    if (!deleted.contains(a.id())) {
+                        recorded.add(a);
+                    }
+                }
+            }
+        }
+        for (List<JobEnds.Finish> chunk : chunks(recorded)) {
+            ended.addAll(store.finish(chunk).keySet());
+        }
         pending.addAndGet(-batch.size());
         for (Ack a : batch) {
-            a.done().complete(deleted.contains(a.id()));
+            a.done().complete(ended.contains(a.id()));
         }
         onFlushed.run();
+    }
+
+    /** The completions as finish batches of distinct ids and at most {@link #MAX_RESULT_BYTES} of results each. */
+    private static List<List<JobEnds.Finish>> chunks(List<Ack> acks) {
+        List<List<JobEnds.Finish>> out = new ArrayList<>();
+        List<JobEnds.Finish> chunk = new ArrayList<>();
+        Set<Long> ids = new java.util.HashSet<>();
+        long bytes = 0;
+        for (Ack a : acks) {
+            long size = a.result() == null ? 0 : a.result().length;
+            if (!chunk.isEmpty() && (bytes + size > MAX_RESULT_BYTES || ids.contains(a.id()))) {
+                out.add(chunk);
+                chunk = new ArrayList<>();
+                ids.clear();
+                bytes = 0;
+            }
+            chunk.add(new JobEnds.Finish(a.id(), a.token(), a.result(), a.resultContentType()));
+            ids.add(a.id());
+            bytes += size;
+        }
+        if (!chunk.isEmpty()) {
+            out.add(chunk);
+        }
+        return out;
     }
 
     /** Given up: the claims expire and the jobs run again (at-least-once); the callers hear why. */

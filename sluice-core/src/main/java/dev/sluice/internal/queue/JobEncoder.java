@@ -21,6 +21,8 @@ public final class JobEncoder<T> {
     /** The earliest runAt or expiresAt accepted: far enough back for any "now", inside what the microsecond encoding holds. */
     static final Instant MIN_TIME = Instant.parse("0001-01-01T00:00:00Z");
 
+    private static final long[] NO_PARENTS = new long[0];
+
     private final Serde<T> serde;
     private final int maxPayloadBytes;
     private final EncodedJob.Stamps stamps;
@@ -30,7 +32,9 @@ public final class JobEncoder<T> {
         this.serde = serde;
         this.maxPayloadBytes = options.maxPayloadBytes();
         this.stamps = new EncodedJob.Stamps(options.visibilityTimeout().toNanos(), options.maxAttempts(),
-                options.backoffBase().toNanos(), options.maxBackoff().toNanos(), options.deadLetterRetention().toNanos());
+                options.backoffBase().toNanos(), options.maxBackoff().toNanos(), options.deadLetterRetention().toNanos(),
+                options.keepRuns() == null ? null : options.keepRuns().toNanos(),
+                options.eventRetention() == null ? null : options.eventRetention().toNanos());
     }
 
     /** Encodes a job; {@code options} may be null (none). */
@@ -53,6 +57,7 @@ public final class JobEncoder<T> {
             throw invalid("expiresAt (" + o.expiresAt() + ") must be after runAt (" + o.runAt() + "): the job could never run");
         }
         checkKey(o.uniqueKey());
+        long[] parents = parents(o);
         String headers = dev.sluice.internal.text.Headers.encode(o.headers());
         byte[] bytes;
         try {
@@ -70,7 +75,25 @@ public final class JobEncoder<T> {
         }
         // delay wins over runAt; keeping only one of them makes the rule visible in the statement.
         return new EncodedJob(bytes, serde.contentType(), headers, o.priority(), o.delay(),
-                o.delay() == null ? o.runAt() : null, o.expiresAt(), o.uniqueKey(), stamps);
+                o.delay() == null ? o.runAt() : null, o.expiresAt(), o.uniqueKey(), stamps, parents, o.onParentFailure().dbValue());
+    }
+
+    /** The distinct parent ids in ascending order, checked: positive, at most {@link EnqueueOptions#MAX_PARENTS}. */
+    private static long[] parents(EnqueueOptions o) {
+        if (o.after().isEmpty()) {
+            return NO_PARENTS;
+        }
+        java.util.TreeSet<Long> ids = new java.util.TreeSet<>();
+        for (Long id : o.after()) {
+            if (id == null || id < 1) {
+                throw invalid("parent job ids must be positive (got " + id + ")");
+            }
+            ids.add(id);
+        }
+        if (ids.size() > EnqueueOptions.MAX_PARENTS) {
+            throw invalid("a job waits for at most " + EnqueueOptions.MAX_PARENTS + " parents (got " + ids.size() + ")");
+        }
+        return ids.stream().mapToLong(Long::longValue).toArray();
     }
 
     private static SluiceException invalid(String problem) {

@@ -28,11 +28,13 @@ final class JobInserts {
     private final Db db;
     private final QueueSql sql;
     private final String channel;
+    private final JobDependencies dependencies;
 
-    JobInserts(Db db, QueueSql sql, String channel) {
+    JobInserts(Db db, QueueSql sql, String channel, JobDependencies dependencies) {
         this.db = db;
         this.sql = sql;
         this.channel = channel;
+        this.dependencies = dependencies;
     }
 
     /**
@@ -43,13 +45,13 @@ final class JobInserts {
         if (plain(jobs)) {
             return db.autoCommit("enqueue to queue '" + queue + "'", c -> insertPlain(c, queue, jobs));
         }
-        return db.transaction("enqueue to queue '" + queue + "'", c -> insert(c, queue, jobs));
+        return db.transaction("enqueue to queue '" + queue + "'", c -> insertAny(c, queue, jobs));
     }
 
     /** Enqueues on the caller's connection and transaction; never commits. */
     List<Long> enqueueOn(Connection c, String queue, List<EncodedJob> jobs) {
         try {
-            return plain(jobs) ? insertPlain(c, queue, jobs) : insert(c, queue, jobs);
+            return plain(jobs) ? insertPlain(c, queue, jobs) : insertAny(c, queue, jobs);
         } catch (SQLException e) {
             throw map(e, "enqueue to queue '" + queue + "'");
         }
@@ -59,7 +61,8 @@ final class JobInserts {
     static boolean plain(List<EncodedJob> jobs) {
         EncodedJob first = jobs.get(0);
         for (EncodedJob j : jobs) {
-            if (j.uniqueKey() != null || !j.contentType().equals(first.contentType()) || !j.stamps().equals(first.stamps())) {
+            if (j.uniqueKey() != null || j.hasParents() || !j.contentType().equals(first.contentType())
+                    || !j.stamps().equals(first.stamps())) {
                 return false;
             }
         }
@@ -96,9 +99,10 @@ final class JobInserts {
             hasExpires |= expires[k] != null;
         }
         EncodedJob.Stamps s = jobs.get(0).stamps();
-        List<Long> ids = Sql.list(c, sql.enqueuePlain, rs -> rs.getLong(1),
+        List<Long> ids = Sql.list(c, s.keepRunsNs() == null ? sql.enqueuePlain : sql.enqueuePlainKept, rs -> rs.getLong(1),
                 channel, JobStore.wakeKey(queue), queue, jobs.get(0).contentType(), s.visibilityTimeoutNs(),
-                s.maxAttempts(), s.backoffBaseNs(), s.backoffMaxNs(), s.deadLetterRetentionNs(),
+                s.maxAttempts(), s.backoffBaseNs(), s.backoffMaxNs(), s.deadLetterRetentionNs(), nullable(s.keepRunsNs()),
+                nullable(s.keepEventsNs()), s.firstSeq(),
                 Sql.array("bytea", p), arrayOrNull("text", hasH, h), arrayOrNull("int4", hasPr, pr),
                 arrayOrNull("int8", hasDelay, delay), arrayOrNull("int8", hasRunAt, runAt),
                 arrayOrNull("int8", hasExpires, expires));
@@ -121,6 +125,46 @@ final class JobInserts {
     /** The array, or a typed NULL when {@code used} is false (no job of the batch sets the option). */
     private static Object arrayOrNull(String type, boolean used, Object[] values) {
         return used ? Sql.array(type, values) : new Sql.Null(Types.ARRAY);
+    }
+
+    /** A bigint or a typed NULL. */
+    static Object nullable(Long value) {
+        return value == null ? new Sql.Null(Types.BIGINT) : (Object) value;
+    }
+
+    /**
+     * Jobs with unique keys, mixed stamps or parents, in the caller's transaction: runs of jobs without parents go
+     * through {@link #insert} together, each child through {@link JobDependencies#enqueueChild}, in input order (so
+     * a child may name a parent enqueued earlier in the same batch).
+     */
+    private List<Long> insertAny(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
+        List<Long> out = new ArrayList<>(jobs.size());
+        int from = 0;
+        for (int i = 0; i <= jobs.size(); i++) {
+            if (i == jobs.size() || jobs.get(i).hasParents()) {
+                if (i > from) {
+                    out.addAll(insertRun(c, queue, jobs.subList(from, i)));
+                }
+                if (i < jobs.size()) {
+                    out.add(dependencies.enqueueChild(c, queue, jobs.get(i)));
+                }
+                from = i + 1;
+            }
+        }
+        return out;
+    }
+
+    /** Jobs without parents: stamps may differ between them, so each run of equal stamps is one insert. */
+    private List<Long> insertRun(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
+        List<Long> out = new ArrayList<>(jobs.size());
+        int from = 0;
+        for (int i = 1; i <= jobs.size(); i++) {
+            if (i == jobs.size() || !jobs.get(i).stamps().equals(jobs.get(from).stamps())) {
+                out.addAll(insert(c, queue, jobs.subList(from, i)));
+                from = i;
+            }
+        }
+        return out;
     }
 
     private List<Long> insert(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
@@ -189,7 +233,7 @@ final class JobInserts {
                 channel, JobStore.wakeKey(queue), Sql.array("bytea", p), Sql.array("text", ct), Sql.array("text", h),
                 Sql.array("int4", pr), Sql.array("int8", delay), Sql.array("int8", runAt), Sql.array("int8", expires),
                 Sql.array("text", uk), queue, s.visibilityTimeoutNs(), s.maxAttempts(), s.backoffBaseNs(),
-                s.backoffMaxNs(), s.deadLetterRetentionNs());
+                s.backoffMaxNs(), s.deadLetterRetentionNs(), nullable(s.keepRunsNs()), nullable(s.keepEventsNs()), s.firstSeq());
         if (rows.size() != n) {
             throw new IllegalStateException("got " + rows.size() + " results for " + n + " jobs");
         }
@@ -206,7 +250,7 @@ final class JobInserts {
         return lost;
     }
 
-    private static SluiceException map(SQLException e, String what) {
+    static SluiceException map(SQLException e, String what) {
         if (SqlErrors.UNDEFINED_TABLE.equals(e.getSQLState())) {
             return new SluiceException(ErrorCode.SYSTEM_NOT_REGISTERED, what + ": the schema has no job tables", e);
         }

@@ -43,6 +43,9 @@ public final class JobListing {
 
     /** A keyset page of live jobs of one state (pending in claim order, processing by claim expiry). */
     public Page<JobInfo> jobs(String queue, JobState state, String cursor, int limit) {
+        if (state == JobState.WAITING) {
+            return waiting(queue, cursor, limit);
+        }
         long[] after = cursor == null || cursor.isEmpty() ? null
                 : decode(cursor, state == JobState.PENDING ? "jp" : "jr", state == JobState.PENDING ? 3 : 2);
         String statement;
@@ -63,6 +66,20 @@ public final class JobListing {
             JobInfo last = items.get(limit - 1);
             next = state == JobState.PENDING ? encode("jp", last.priority(), micros(last.runAt()), last.id())
                     : encode("jr", micros(last.claimExpiresAt()), last.id());
+        }
+        return new Page<>(List.copyOf(items), next);
+    }
+
+    /** A keyset page of jobs waiting for their parents, by id. */
+    private Page<JobInfo> waiting(String queue, String cursor, int limit) {
+        long after = cursor == null || cursor.isEmpty() ? 0 : decode(cursor, "jw", 1)[0];
+        List<JobInfo> items = db.autoCommit("list waiting jobs of queue '" + queue + "'", c -> after == 0
+                ? Sql.list(c, sql.waitingFirst, JobListing::info, queue, limit + 1)
+                : Sql.list(c, sql.waitingAfter, JobListing::info, queue, after, limit + 1));
+        String next = null;
+        if (items.size() > limit) {
+            items = items.subList(0, limit);
+            next = encode("jw", items.get(limit - 1).id());
         }
         return new Page<>(List.copyOf(items), next);
     }

@@ -16,7 +16,8 @@ import java.util.TreeSet;
 
 /**
  * The schema-wide upkeep of the job tables and the operators' writes: the maintenance tick (rescue of
- * expired claims, expiry of unclaimed jobs past their {@code expires_at}, the dead-letter retention sweep),
+ * expired claims and expiry of unclaimed jobs past their {@code expires_at}, both run by {@link JobEnds}; the
+ * dead-letter retention sweep; the retention of run records and events),
  * redrive (revive) and purge of dead jobs. Every statement moves a bounded batch; a tick repeats full batches up to
  * {@link #MAX_ROUNDS}. Stateless apart from the statement texts; one per client.
  */
@@ -30,11 +31,13 @@ final class JobMaintenance {
     private final Db db;
     private final QueueSql sql;
     private final String channel;
+    private final JobEnds ends;
 
-    JobMaintenance(Db db, QueueSql sql, String channel) {
+    JobMaintenance(Db db, QueueSql sql, String channel, JobEnds ends) {
         this.db = db;
         this.sql = sql;
         this.channel = channel;
+        this.ends = ends;
     }
 
     /** One maintenance tick over every queue of the schema; see {@code Queue.maintain()}. */
@@ -48,23 +51,22 @@ final class JobMaintenance {
      * wakes the workers of the queues that got jobs back. Returns {rescued, rescued to dead}.
      */
     long[] rescue() {
-        long rescued = 0;
-        long rescuedToDead = 0;
-        for (int round = 0; round < MAX_ROUNDS; round++) {
-            long[] r = db.autoCommit("rescue expired claims", c -> Sql.first(c, sql.rescue,
-                    rs -> new long[] {rs.getLong(1), rs.getLong(2)}, MAINTENANCE_BATCH, channel).orElseThrow());
-            rescued += r[0];
-            rescuedToDead += r[1];
-            if (r[0] + r[1] < MAINTENANCE_BATCH) {
-                break;
-            }
-        }
-        return new long[] {rescued, rescuedToDead};
+        return ends.rescue();
     }
 
     /** Unclaimed jobs past their {@code expires_at} to the dead jobs; returns how many. */
     int expire() {
-        return repeat("move expired jobs", sql.expire);
+        return ends.expire();
+    }
+
+    /** Run records past their retention deleted; returns how many. */
+    int sweepRuns() {
+        return repeat("sweep job runs", sql.runs.sweepRuns);
+    }
+
+    /** Events past their retention deleted; returns how many. */
+    int sweepEvents() {
+        return repeat("sweep job events", sql.runs.sweepEvents);
     }
 
     /** Dead jobs past their retention deleted; returns how many. */
@@ -88,7 +90,7 @@ final class JobMaintenance {
     /** Moves a dead job back to pending; false when absent. */
     boolean revive(String queue, long id) {
         try {
-            return db.autoCommit("revive job " + id, c -> Sql.first(c, sql.reviveAll, rs -> rs.getLong(1),
+            return db.autoCommit("revive job " + id, c -> Sql.first(c, sql.ends.reviveAll, rs -> rs.getLong(1),
                     queue, Sql.array("int8", new Long[] {id}), channel).isPresent());
         } catch (SluiceException e) {
             if (uniqueViolation(e)) {
@@ -108,7 +110,7 @@ final class JobMaintenance {
         SortedSet<Long> wanted = new TreeSet<>(ids);
         try {
             return db.transaction("revive jobs", c -> {
-                Set<Long> back = new HashSet<>(Sql.list(c, sql.reviveAll, rs -> rs.getLong(1),
+                Set<Long> back = new HashSet<>(Sql.list(c, sql.ends.reviveAll, rs -> rs.getLong(1),
                         queue, Sql.array("int8", wanted), channel));
                 if (back.size() != wanted.size()) {
                     List<Long> missing = wanted.stream().filter(id -> !back.contains(id)).toList();
@@ -138,7 +140,7 @@ final class JobMaintenance {
     int redriveAll(String queue) {
         int total = 0;
         while (true) {
-            int n = db.autoCommit("redrive dead jobs", c -> Sql.list(c, sql.redriveBatch, rs -> rs.getLong(1),
+            int n = db.autoCommit("redrive dead jobs", c -> Sql.list(c, sql.ends.redriveBatch, rs -> rs.getLong(1),
                     queue, MAINTENANCE_BATCH, channel).size());
             total += n;
             if (n == 0) {

@@ -15,25 +15,61 @@ import java.util.UUID;
 /**
  * The job queue of one schema, as its callers see it: one entry point that hands each operation to the
  * class that runs its statements ({@link QueueSql}, built here once) —
- * {@link JobInserts} (enqueue, unique keys), {@link JobClaims} (claim, ack, heartbeat, retry, fail,
- * discard, release), {@link JobMaintenance} (rescue of expired claims, expiry, dead-letter sweep, revive,
- * purge) and {@link JobListing} (operator reads). Holds no state beyond them; one per client.
+ * {@link JobInserts} (enqueue, unique keys, and through {@link JobDependencies} children), {@link JobClaims} (claim,
+ * plain acks, heartbeat, release), {@link JobEnds} (acks with records or results, retry, fail, discard, rescue,
+ * expiry, cancel), {@link JobMaintenance} (the sweeps, revive, purge), {@link JobListing} and {@link RunReads}
+ * (operator reads) and {@link RunWaits} (completion waits). Holds no state beyond them; one per client.
  * See docs/queues.md.
  */
 public final class JobStore {
     private final JobInserts inserts;
     private final JobClaims claims;
+    private final JobEnds ends;
     private final JobMaintenance maintenance;
     private final JobListing listing;
+    private final RunReads runs;
+    private final RunWaits waits;
 
-    /** The store of one installation schema (statement texts built here, once). */
+    /** The store of one installation schema without completion waits' wake-ups (they poll). */
     public JobStore(Db db, String schema) {
+        this(db, schema, () -> null);
+    }
+
+    /**
+     * The store of one installation schema (statement texts built here, once); {@code sessions} gives the client's
+     * session (wake-ups of completion waits), or null.
+     */
+    public JobStore(Db db, String schema, java.util.function.Supplier<dev.sluice.internal.notify.ClientSession> sessions) {
         QueueSql sql = new QueueSql(schema);
         String channel = Channels.forSchema(schema);
-        this.inserts = new JobInserts(db, sql, channel);
+        JobDependencies dependencies = new JobDependencies(sql, channel);
+        this.inserts = new JobInserts(db, sql, channel, dependencies);
         this.claims = new JobClaims(db, sql, channel);
-        this.maintenance = new JobMaintenance(db, sql, channel);
+        this.ends = new JobEnds(db, sql, dependencies);
+        this.maintenance = new JobMaintenance(db, sql, channel, ends);
         this.listing = new JobListing(db, sql);
+        this.runs = new RunReads(db, sql);
+        this.waits = new RunWaits(db, sql, runs, sessions);
+    }
+
+    /** The reads of runs: one run, pages of records, event trails. */
+    public RunReads runs() {
+        return runs;
+    }
+
+    /** Waits until the job ended; see {@link RunWaits#await}. */
+    public dev.sluice.JobRun await(String queue, long id, Duration timeout) {
+        return waits.await(queue, id, timeout);
+    }
+
+    /** Jobs someone in this process awaits right now. */
+    public int awaitedJobs() {
+        return waits.waitingJobs();
+    }
+
+    /** An operator's cancel of one job of the queue; see {@link JobEnds#cancel}. */
+    public dev.sluice.Cancellation cancel(String queue, long id) {
+        return ends.cancel(queue, id, "cancelled by an operator", jobId -> runs.ended(queue, jobId));
     }
 
     /** The operator reads of the same schema: one job, pages of jobs and dead jobs, counts. */
@@ -66,15 +102,22 @@ public final class JobStore {
     /** A claimed row, as the claim statement returns it. */
     public record Claimed(long id, String queue, byte[] payload, String contentType, Map<String, String> headers,
                           int priority, Instant runAt, int attempt, int maxAttempts, long visibilityTimeoutNs, UUID token,
-                          Instant claimExpiresAt, String uniqueKey, Instant createdAt) {
+                          Instant claimExpiresAt, String uniqueKey, Instant createdAt, boolean keepsRuns) {
+    }
+
+    /** A renewed claim: its new expiry, and whether a cancel was requested. */
+    public record Beat(Instant until, boolean cancelRequested) {
     }
 
     /** When the next pending job of the queue is due (by the database clock), and the database's now. */
     public record NextDue(Instant at, Instant now) {
     }
 
-    /** What a settle did: back to pending, or moved to the dead jobs; neither when the claim was not valid. */
-    public enum Settled { PENDING, DEAD, REFUSED }
+    /**
+     * What a settle did: back to pending, moved to the dead jobs, or ended cancelled (its cancel was requested);
+     * none of them when the claim was not valid.
+     */
+    public enum Settled { PENDING, DEAD, CANCELLED, REFUSED }
 
     /** Claims up to {@code n} due jobs in claim order (one autocommit statement), scanning every due job. */
     public List<Claimed> claim(String queue, int n, String workerId) {
@@ -91,17 +134,27 @@ public final class JobStore {
         return claims.nextDue(queue);
     }
 
-    /** Deletes the row if the claim is still valid. */
-    public boolean ack(long id, UUID token) {
-        return claims.ack(id, token);
-    }
-
     /**
-     * Deletes the rows among {@code ids}/{@code tokens} (pairwise) whose claim is still valid, in one
-     * statement; returns the ids it deleted. The others change nothing (their claim was lost).
+     * Deletes the rows among {@code ids}/{@code tokens} (pairwise) whose claim is still valid and whose end needs
+     * nothing else (no record, waiter, cancel request or children), in one statement; returns the ids it deleted.
+     * The others change nothing: finish them with {@link #finish} (which also tells lost claims).
      */
     public Set<Long> ackAll(long[] ids, UUID[] tokens) {
         return claims.ackAll(ids, tokens);
+    }
+
+    /**
+     * Ends these claims (distinct ids) as succeeded with their results — cancelled when a cancel was requested —
+     * writing records, events and children's releases. Returns, by id, whether each ended cancelled; the others
+     * were lost.
+     */
+    Map<Long, Boolean> finish(List<JobEnds.Finish> batch) {
+        return ends.finish(batch);
+    }
+
+    /** Ends one claim as succeeded with this result (null for none); see {@link #finish}. Null when the claim was lost. */
+    public Boolean finishOne(long id, UUID token, byte[] result, String resultContentType) {
+        return ends.finish(List.of(new JobEnds.Finish(id, token, result, resultContentType))).get(id);
     }
 
     /** Gives back the claims still valid among {@code ids}/{@code tokens} unfinished (see {@link #release}); returns how many. */
@@ -109,8 +162,8 @@ public final class JobStore {
         return claims.releaseAll(ids, tokens);
     }
 
-    /** Extends the claims still valid among {@code ids}/{@code tokens}; returns their new expiry by id. */
-    public Map<Long, Instant> heartbeat(long[] ids, UUID[] tokens) {
+    /** Extends the claims still valid among {@code ids}/{@code tokens}; returns their new expiry and cancel flag by id. */
+    public Map<Long, Beat> heartbeat(long[] ids, UUID[] tokens) {
         return claims.heartbeat(ids, tokens);
     }
 
@@ -119,7 +172,7 @@ public final class JobStore {
      * {@code delay} is null), or dead when it was the last attempt or {@code discard} is set.
      */
     public Settled settle(long id, UUID token, Duration delay, String error, boolean discard) {
-        return claims.settle(id, token, delay, error, discard);
+        return ends.settle(id, token, delay, error, discard);
     }
 
     /** Gives a claim back unfinished: pending again at its old place, the attempt not counted. */
@@ -147,6 +200,16 @@ public final class JobStore {
     /** Deletes dead jobs past their retention; returns how many. */
     public int sweepDeadJobs() {
         return maintenance.sweepDead();
+    }
+
+    /** Deletes run records past their retention; returns how many. */
+    public int sweepRuns() {
+        return maintenance.sweepRuns();
+    }
+
+    /** Deletes events past their retention; returns how many. */
+    public int sweepEvents() {
+        return maintenance.sweepEvents();
     }
 
     /** Moves a dead job back to pending; false when absent. */

@@ -1,13 +1,17 @@
 package dev.sluice.internal.queue;
 
 import dev.sluice.internal.jdbc.Identifiers;
+import dev.sluice.internal.notify.Channels;
 import dev.sluice.internal.runtime.Backoff;
 
 /**
- * Every statement that touches {@code job} and {@code job_dead}, built once per schema. Table names
- * come from the constants below and the validated schema; every value is a bind parameter. They are run
- * by {@link JobInserts}, {@link JobClaims}, {@link JobMaintenance} and {@link JobListing}; no other class
- * holds SQL on these tables.
+ * The owner of the job tables — {@code job}, {@code job_dead}, and the run model's {@code job_run},
+ * {@code job_event} and {@code job_dependency} — built once per schema: every statement on them is built here or in
+ * the two rooms this class builds, {@link EndSql} (the ends of jobs and redrive) and {@link RunSql} (records, events,
+ * dependencies, and the fragments that write them). Table names come from the constants and the validated schema;
+ * every value is a bind parameter. They are run by {@link JobInserts}, {@link JobClaims}, {@link JobEnds},
+ * {@link JobDependencies}, {@link JobMaintenance}, {@link JobListing} and {@link RunReads}; no other class holds SQL
+ * on these tables.
  *
  * <p>Shapes worth knowing before changing anything here:
  * <ul>
@@ -33,14 +37,9 @@ final class QueueSql {
     /** The notification payload prefix of queue wake-ups. */
     static final String WAKE_PREFIX = "q:";
 
-    /** A processing row under this claim: the first two placeholders are the job id and the claim token. */
+    /** A processing row under this claim (releases): the first two placeholders are the job id and the claim token. */
     private static final String VALID_CLAIM =
             "id = ? AND claim_token = ? AND state = 'processing' AND claim_expires_at > now()";
-
-    /** The columns a job keeps when it moves to {@code job_dead} (and back on revive). */
-    private static final String KEPT = "id, queue, payload, content_type, headers, priority, run_at, expires_at,"
-            + " visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns, dead_letter_retention_ns, attempts,"
-            + " worker_id, claimed_at, unique_key, created_at";
 
     /**
      * The retry wait in seconds after a failed attempt, before jitter: {@code Backoff.queueWait} in SQL
@@ -53,8 +52,6 @@ final class QueueSql {
     static final String BACKOFF = "make_interval(secs => " + BACKOFF_WAIT_SECONDS + " * (1 - " + Backoff.QUEUE_JITTER
             + " * random()))";
 
-    private static final String RETENTION = "(g.dead_letter_retention_ns / 1000) * interval '1 microsecond'";
-
     /** Columns read into a {@code JobInfo}. */
     static final String INFO_COLUMNS = "id, queue, state, priority, run_at, expires_at, attempts, max_attempts,"
             + " visibility_timeout_ns, backoff_base_ns, backoff_max_ns, dead_letter_retention_ns, worker_id, claimed_at,"
@@ -66,28 +63,30 @@ final class QueueSql {
 
     final String job;
     final String jobDead;
+    /** The statements of the run model's tables and fragments. */
+    final RunSql runs;
+    /** The statements that end jobs. */
+    final EndSql ends;
 
     final String enqueue;
     final String enqueuePlain;
+    final String enqueuePlainKept;
+    final String enqueueChild;
     final String existingIds;
     final String claim;
     final String nextDue;
-    final String ack;
     final String ackBatch;
     final String heartbeat;
-    final String settle;
     final String release;
     final String releaseBatch;
-    final String rescue;
-    final String expire;
     final String sweepDead;
-    final String reviveAll;
-    final String redriveBatch;
     final String purgeDeadIds;
     final String purgeDeadBatch;
     final String jobById;
     final String pendingFirst;
     final String pendingAfter;
+    final String waitingFirst;
+    final String waitingAfter;
     final String processingFirst;
     final String processingAfter;
     final String deadPage;
@@ -99,6 +98,8 @@ final class QueueSql {
         this.job = q + "." + JOB;
         this.jobDead = q + "." + JOB_DEAD;
         String sequence = q + "." + JOB_ID_SEQUENCE;
+        this.runs = new RunSql(q, Channels.forSchema(schema));
+        this.ends = new EndSql(job, jobDead, runs);
         String priorities = priorities(job);
 
         // Ids are drawn in input order before the insert so that every input row keeps its id whether it
@@ -113,38 +114,71 @@ final class QueueSql {
             written AS (
                 INSERT INTO %1$s (id, queue, payload, content_type, headers, priority, run_at, expires_at,
                                   visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
-                                  dead_letter_retention_ns, unique_key)
+                                  dead_letter_retention_ns, unique_key, keep_runs_ns, keep_events_ns, event_seq)
                 SELECT i.id, ?, i.p, i.ct, i.h::jsonb, i.pr,
                        CASE WHEN i.delay_us IS NOT NULL THEN now() + i.delay_us * interval '1 microsecond'
                             WHEN i.run_at_us IS NOT NULL THEN timestamptz 'epoch' + i.run_at_us * interval '1 microsecond'
                             ELSE now() END,
                        timestamptz 'epoch' + i.exp_us * interval '1 microsecond',
-                       ?, ?, ?, ?, ?, i.uk
+                       ?, ?, ?, ?, ?, i.uk, ?::bigint, ?::bigint, ?::int
                 FROM input i ORDER BY i.ord
                 ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
-                RETURNING id)
+                RETURNING id, queue, keep_runs_ns, keep_events_ns),
+            %3$s
             SELECT i.id, i.id IN (SELECT id FROM written) AS written, i.uk FROM input i ORDER BY i.ord
-            """.formatted(job, sequence);
+            """.formatted(job, sequence, runs.events("written", "1", "'enqueued'", "NULL::int", "NULL::text", "NULL::text",
+                "NULL::timestamptz"));
 
         // The bulk path for jobs without unique keys (nothing can be lost to a conflict): no ON CONFLICT,
         // no materialized input. The ids come back in input order: nextval runs as the function scan
         // emits the array's elements, so within one statement they ascend in input order (the caller sorts).
         // Parameters: channel, wake key, queue, content type, the five stamps, then the payloads and five
         // arrays of options, each NULL when no job of the batch sets that option (unnest pads with NULLs).
-        this.enqueuePlain = """
-            WITH x AS MATERIALIZED (SELECT pg_notify(?, ?) AS notified)
+        // The stamps include the run model's (keep runs, keep events, the first event's sequence: 1 when runs are
+        // kept, else 0); a batch that keeps runs takes the variant that also writes the enqueued events.
+        String plainInsert = """
             INSERT INTO %1$s (queue, content_type, visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
-                              dead_letter_retention_ns, payload, headers, priority, run_at, expires_at)
-            SELECT q.queue, q.ct, q.vt, q.ma, q.bb, q.bm, q.dr, v.p, v.h::jsonb, coalesce(v.pr, 0),
+                              dead_letter_retention_ns, keep_runs_ns, keep_events_ns, event_seq, payload, headers, priority,
+                              run_at, expires_at)
+            SELECT q.queue, q.ct, q.vt, q.ma, q.bb, q.bm, q.dr, q.kr, q.ke, q.seq, v.p, v.h::jsonb, coalesce(v.pr, 0),
                    CASE WHEN v.delay_us IS NOT NULL THEN now() + v.delay_us * interval '1 microsecond'
                         WHEN v.run_at_us IS NOT NULL THEN timestamptz 'epoch' + v.run_at_us * interval '1 microsecond'
                         ELSE now() END,
                    timestamptz 'epoch' + v.exp_us * interval '1 microsecond'
-            FROM x, (SELECT ?::text, ?::text, ?::bigint, ?::int, ?::bigint, ?::bigint, ?::bigint) AS q(queue, ct, vt, ma, bb, bm, dr),
+            FROM x, (SELECT ?::text, ?::text, ?::bigint, ?::int, ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::int)
+                     AS q(queue, ct, vt, ma, bb, bm, dr, kr, ke, seq),
                  unnest(?::bytea[], ?::text[], ?::int[], ?::bigint[], ?::bigint[], ?::bigint[])
                      AS v(p, h, pr, delay_us, run_at_us, exp_us)
-            RETURNING id
             """.formatted(job);
+        this.enqueuePlain = "WITH x AS MATERIALIZED (SELECT pg_notify(?, ?) AS notified)\n" + plainInsert + "RETURNING id\n";
+        this.enqueuePlainKept = "WITH x AS MATERIALIZED (SELECT pg_notify(?, ?) AS notified),\nins AS (\n" + plainInsert
+                + "RETURNING id, queue, keep_runs_ns, keep_events_ns),\n" + runs.events("ins", "1", "'enqueued'", "NULL::int",
+                "NULL::text", "NULL::text", "NULL::timestamptz") + "\nSELECT id FROM ins\n";
+
+        // A child of parents (EnqueueOptions.after), one at a time inside the dependency transaction: waiting while
+        // parents are live (pending when none is), its policy for a parent's failure, the enqueued event. A unique
+        // key a live job holds writes nothing (no row returned). Parameters: channel, wake key, queue, payload,
+        // content type, headers, priority, delay µs x2, run_at µs x2, expires µs, the five stamps, keep runs, keep
+        // events, first event sequence, unique key, state, parents left, policy.
+        this.enqueueChild = """
+            WITH x AS MATERIALIZED (SELECT ?::text AS channel, ?::text AS wake),
+            ins AS (
+                INSERT INTO %1$s (queue, payload, content_type, headers, priority, run_at, expires_at, visibility_timeout_ns,
+                                  max_attempts, backoff_base_ns, backoff_max_ns, dead_letter_retention_ns, keep_runs_ns,
+                                  keep_events_ns, event_seq, unique_key, state, parents_left, on_parent_failure)
+                SELECT ?, ?, ?, ?::jsonb, ?,
+                       CASE WHEN ?::bigint IS NOT NULL THEN now() + ?::bigint * interval '1 microsecond'
+                            WHEN ?::bigint IS NOT NULL THEN timestamptz 'epoch' + ?::bigint * interval '1 microsecond'
+                            ELSE now() END,
+                       timestamptz 'epoch' + ?::bigint * interval '1 microsecond',
+                       ?, ?, ?, ?, ?, ?::bigint, ?::bigint, ?, ?::text, ?, ?, ?
+                ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+                RETURNING id, queue, keep_runs_ns, keep_events_ns, state),
+            %2$s,
+            woke AS (SELECT pg_notify(x.channel, x.wake) FROM x, ins WHERE ins.state = 'pending')
+            SELECT i.id, (SELECT count(*) FROM woke) FROM ins i
+            """.formatted(job, runs.events("ins", "1", "'enqueued'", "NULL::int", "NULL::text", "NULL::text",
+                "NULL::timestamptz"));
 
         // The live holders of unique keys an enqueue lost to (read by a new statement, which sees the holders
         // that committed while the insert waited). Parameters: queue, keys. Returns (unique key, id).
@@ -172,14 +206,23 @@ final class QueueSql {
                     LIMIT ? FOR UPDATE SKIP LOCKED) c
                 WHERE prio.p IS NOT NULL
                 ORDER BY prio.p DESC, c.run_at, c.id
-                LIMIT ?)
-            UPDATE %1$s j SET state = 'processing', worker_id = ?, claimed_at = now(),
-                claim_expires_at = now() + (j.visibility_timeout_ns / 1000) * interval '1 microsecond',
-                claim_token = ?, attempts = j.attempts + 1, updated_at = now()
-            WHERE j.ctid = ANY (ARRAY(SELECT row_id FROM picked))
-            RETURNING j.id, j.payload, j.content_type, j.headers::text, j.priority, %3$s, j.attempts, j.max_attempts,
-                      j.visibility_timeout_ns, NULL AS token, %4$s, j.unique_key, %5$s
-            """.formatted(job, priorities, micros("j.run_at"), micros("j.claim_expires_at"), micros("j.created_at"));
+                LIMIT ?),
+            claimed AS (
+                UPDATE %1$s j SET state = 'processing', worker_id = ?, claimed_at = now(),
+                    claim_expires_at = now() + (j.visibility_timeout_ns / 1000) * interval '1 microsecond',
+                    claim_token = ?, attempts = j.attempts + 1, first_claimed_at = coalesce(j.first_claimed_at, now()),
+                    event_seq = j.event_seq + 1, updated_at = now()
+                WHERE j.ctid = ANY (ARRAY(SELECT row_id FROM picked))
+                RETURNING j.id, j.payload, j.content_type, j.headers::text AS headers, j.priority, %3$s AS run_at_us,
+                          j.attempts, j.max_attempts, j.visibility_timeout_ns, %4$s AS expires_us, j.unique_key,
+                          %5$s AS created_us, j.keep_runs_ns, j.queue, j.keep_events_ns, j.event_seq, j.worker_id),
+            %6$s
+            SELECT id, payload, content_type, headers, priority, run_at_us, attempts, max_attempts, visibility_timeout_ns,
+                   NULL AS token, expires_us, unique_key, created_us, keep_runs_ns IS NOT NULL
+            FROM claimed
+            """.formatted(job, priorities, micros("j.run_at"), micros("j.claim_expires_at"), micros("j.created_at"),
+                runs.events("claimed", "s.event_seq", "'claimed'", "s.attempts", "s.worker_id", "NULL::text",
+                        "NULL::timestamptz"));
 
         // An idle worker's probe: the earliest run_at among the queue's claimable pending jobs (NULL when
         // none) and the database's now, with the claim's skip scan. Parameters: queue x3.
@@ -194,9 +237,6 @@ final class QueueSql {
                    now()
             """.formatted(job, priorities);
 
-        // A handle's own ack. Parameters: id, token.
-        this.ack = "DELETE FROM " + job + " WHERE " + VALID_CLAIM;
-
         // The completer's batched ack: one statement for many completions, each row deleted only while it
         // is still held under the presented token (a non-null token means processing: job_claim_iff_processing)
         // and its claim has not expired. No state = 'processing' term on purpose: it would let the planner
@@ -205,11 +245,14 @@ final class QueueSql {
         // The tokens travel once each (a batch holds the acks of a few claims, each claim one token), the
         // pairs as (id, index into the tokens): a uuid array goes as text, an int array in binary. The reply
         // is one row: how many were deleted, and which only when not all were (the rare lost claim).
+        // Only rows whose end needs nothing else: no run record, no waiter, no cancel request, no children; the
+        // others are reported as not deleted, and the caller finishes them with EndSql.finishPlain.
         // Parameters: ids, token indexes (1-based), tokens, the number of acks.
         this.ackBatch = """
             WITH d AS (
                 DELETE FROM %1$s j USING unnest(?::bigint[], ?::int[]) AS a(id, ti)
                 WHERE j.id = a.id AND j.claim_token = (?::uuid[])[a.ti] AND j.claim_expires_at > now()
+                  AND j.keep_runs_ns IS NULL AND NOT j.awaited AND NOT j.cancel_requested AND j.dependents = 0
                 RETURNING j.id)
             SELECT count(*), CASE WHEN count(*) < ? THEN array_agg(id) END FROM d
             """.formatted(job);
@@ -220,39 +263,18 @@ final class QueueSql {
                 updated_at = now()
             FROM unnest(?::bigint[], ?::uuid[]) AS h(id, token)
             WHERE j.id = h.id AND j.claim_token = h.token AND j.claim_expires_at > now()
-            RETURNING j.id, j.claim_expires_at
+            RETURNING j.id, j.claim_expires_at, j.cancel_requested
             """.formatted(job);
 
-        // retry, fail and discard in one statement: the row either goes back to pending (after an explicit
-        // delay, or after the backoff) or, on its last attempt or when discarded, moves to job_dead.
-        // Parameters: id, token, discard, error, reason, delay_us, delay_us, error, discard, channel.
-        this.settle = """
-            WITH cur AS MATERIALIZED (
-                SELECT id FROM %1$s WHERE %3$s FOR UPDATE),
-            gone AS (
-                DELETE FROM %1$s j WHERE j.id = ANY (ARRAY(SELECT id FROM cur)) AND (j.attempts >= j.max_attempts OR ?::boolean)
-                RETURNING j.*),
-            buried AS (
-                INSERT INTO %2$s (%4$s, last_error, reason, died_at, purge_after)
-                SELECT %4$s, coalesce(?, g.last_error), ?, now(), now() + %5$s FROM gone g
-                RETURNING id),
-            back AS (
-                UPDATE %1$s j SET state = 'pending', claim_token = NULL, claim_expires_at = NULL,
-                    run_at = now() + CASE WHEN ?::bigint IS NOT NULL THEN ?::bigint * interval '1 microsecond' ELSE %6$s END,
-                    last_error = coalesce(?, j.last_error), updated_at = now()
-                WHERE j.id = ANY (ARRAY(SELECT id FROM cur)) AND j.attempts < j.max_attempts AND NOT ?::boolean
-                RETURNING j.queue),
-            woke AS (SELECT pg_notify(?, '%7$s' || queue) FROM back)
-            SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM buried), (SELECT count(*) FROM woke)
-            """.formatted(job, jobDead, VALID_CLAIM, KEPT, RETENTION, BACKOFF, WAKE_PREFIX);
-
-        // A handle's release: pending again at its old place, the attempt not counted; wakes the queue.
+        // A handle's release: pending again at its old place, the attempt not counted; wakes the queue. A job whose
+        // cancel was requested is not given back: it stays claimed until the claim expires, and the rescue ends it
+        // cancelled (both releases).
         // Parameters: id, token, channel. Returns (released, notified).
         this.release = """
             WITH back AS (
                 UPDATE %1$s SET state = 'pending', claim_token = NULL, claim_expires_at = NULL,
                     attempts = GREATEST(attempts - 1, 0), updated_at = now()
-                WHERE %2$s
+                WHERE %2$s AND NOT cancel_requested
                 RETURNING queue),
             woke AS (SELECT pg_notify(?, '%3$s' || queue) FROM back)
             SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM woke)
@@ -265,51 +287,11 @@ final class QueueSql {
                 UPDATE %1$s j SET state = 'pending', claim_token = NULL, claim_expires_at = NULL,
                     attempts = GREATEST(j.attempts - 1, 0), updated_at = now()
                 FROM unnest(?::bigint[], ?::uuid[]) AS r(id, token)
-                WHERE j.id = r.id AND j.claim_token = r.token AND j.claim_expires_at > now()
+                WHERE j.id = r.id AND j.claim_token = r.token AND j.claim_expires_at > now() AND NOT j.cancel_requested
                 RETURNING j.queue),
             woke AS (SELECT pg_notify(?, '%2$s' || queue) FROM (SELECT DISTINCT queue FROM back) b)
             SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM woke)
             """.formatted(job, WAKE_PREFIX);
-
-        // Parameters: batch, channel.
-        this.rescue = """
-            WITH expired AS MATERIALIZED (
-                SELECT id FROM %1$s
-                WHERE state = 'processing' AND claim_expires_at <= now()
-                ORDER BY claim_expires_at
-                LIMIT ? FOR UPDATE SKIP LOCKED),
-            gone AS (
-                DELETE FROM %1$s j WHERE j.id = ANY (ARRAY(SELECT id FROM expired)) AND j.attempts >= j.max_attempts
-                RETURNING j.*),
-            buried AS (
-                INSERT INTO %2$s (%3$s, last_error, reason, died_at, purge_after)
-                SELECT %3$s, 'claim expired: worker ' || coalesce(g.worker_id, '?') || ' stopped heart-beating',
-                       'claim_expired', now(), now() + %4$s
-                FROM gone g
-                RETURNING id),
-            back AS (
-                UPDATE %1$s j SET state = 'pending', claim_token = NULL, claim_expires_at = NULL,
-                    run_at = now() + %5$s,
-                    last_error = 'claim expired: worker ' || coalesce(j.worker_id, '?') || ' stopped heart-beating',
-                    updated_at = now()
-                WHERE j.id = ANY (ARRAY(SELECT id FROM expired)) AND j.attempts < j.max_attempts
-                RETURNING j.queue),
-            woke AS (SELECT pg_notify(?, '%6$s' || queue) FROM (SELECT DISTINCT queue FROM back) b)
-            SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM buried), (SELECT count(*) FROM woke)
-            """.formatted(job, jobDead, KEPT, RETENTION, BACKOFF, WAKE_PREFIX);
-
-        // Pending jobs past their expires_at move to job_dead unclaimed, a batch at a time. Parameters: batch.
-        this.expire = """
-            WITH doomed AS MATERIALIZED (
-                SELECT id FROM %1$s
-                WHERE state = 'pending' AND expires_at IS NOT NULL AND expires_at <= now()
-                ORDER BY expires_at
-                LIMIT ? FOR UPDATE SKIP LOCKED),
-            gone AS (
-                DELETE FROM %1$s j WHERE j.id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING j.*)
-            INSERT INTO %2$s (%3$s, last_error, reason, died_at, purge_after)
-            SELECT %3$s, 'expired unclaimed at ' || g.expires_at, 'expired', now(), now() + %4$s FROM gone g
-            """.formatted(job, jobDead, KEPT, RETENTION);
 
         // The dead-letter retention: dead jobs past their purge_after are deleted, a batch at a time.
         // Parameters: batch.
@@ -317,48 +299,6 @@ final class QueueSql {
             DELETE FROM %1$s WHERE id = ANY (ARRAY(
                 SELECT id FROM %1$s WHERE purge_after <= now() ORDER BY purge_after LIMIT ? FOR UPDATE SKIP LOCKED))
             """.formatted(jobDead);
-
-        // The tail of both redrives: the deleted dead rows ("gone") back into the job table as pending, attempts
-        // reset, due now, no expiry, id and stamps kept; one wake-up for the queue. Returns the redriven ids.
-        String revivedBack = """
-            back AS (
-                INSERT INTO %1$s (id, queue, payload, content_type, headers, priority, run_at, expires_at,
-                                  visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
-                                  dead_letter_retention_ns, attempts, state, worker_id, claimed_at, last_error,
-                                  unique_key, created_at, updated_at)
-                SELECT id, queue, payload, content_type, headers, priority, now(), NULL,
-                       visibility_timeout_ns, max_attempts, backoff_base_ns, backoff_max_ns,
-                       dead_letter_retention_ns, 0, 'pending', worker_id, claimed_at, last_error,
-                       unique_key, created_at, now()
-                FROM gone
-                RETURNING id, queue),
-            woke AS (SELECT pg_notify(?, '%3$s' || min(queue)) FROM back HAVING count(*) > 0)
-            SELECT b.id FROM back b LEFT JOIN woke ON true
-            """.formatted(job, jobDead, WAKE_PREFIX);
-
-        // Dead jobs back to pending, in one statement (for several ids the caller's transaction decides all
-        // or nothing). Attempts reset, due now, no expiry; the id and stamps are kept.
-        // Parameters: queue, ids, channel. Returns the revived ids.
-        this.reviveAll = """
-            WITH gone AS (
-                DELETE FROM %2$s WHERE queue = ? AND id = ANY(?::bigint[]) RETURNING *),
-            """.formatted(job, jobDead) + revivedBack;
-
-        // An operator's redrive of every dead job of a queue, a batch at a time (each its own transaction),
-        // repeated until none moves. A dead job whose unique key a live job holds, or an older dead job of the
-        // queue holds too, is left dead (so a batch never violates job_unique_key_idx). Otherwise as reviveAll.
-        // Parameters: queue, batch, channel. Returns the redriven ids.
-        this.redriveBatch = """
-            WITH gone AS (
-                DELETE FROM %2$s WHERE id = ANY (ARRAY(
-                    SELECT d.id FROM %2$s d
-                    WHERE d.queue = ?
-                      AND (d.unique_key IS NULL
-                           OR (NOT EXISTS (SELECT 1 FROM %1$s j WHERE j.queue = d.queue AND j.unique_key = d.unique_key)
-                               AND NOT EXISTS (SELECT 1 FROM %2$s o
-                                               WHERE o.queue = d.queue AND o.unique_key = d.unique_key AND o.id < d.id)))
-                    ORDER BY d.id LIMIT ? FOR UPDATE SKIP LOCKED)) RETURNING *),
-            """.formatted(job, jobDead) + revivedBack;
 
         // An operator's purge of dead jobs: these ids (parameters: queue, ids; returns the deleted ids), or a batch of the queue's
         // dead jobs at a time, repeated until none is left (parameters: queue, batch).
@@ -376,6 +316,10 @@ final class QueueSql {
         this.pendingAfter = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'pending'"
                 + " AND (priority < ? OR (priority = ? AND (run_at, id) > (timestamptz 'epoch' + ? * interval '1 microsecond', ?)))"
                 + " ORDER BY priority DESC, run_at, id LIMIT ?";
+        this.waitingFirst = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'waiting'"
+                + " ORDER BY id LIMIT ?";
+        this.waitingAfter = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'waiting' AND id > ?"
+                + " ORDER BY id LIMIT ?";
         this.processingFirst = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'processing'"
                 + " ORDER BY claim_expires_at, id LIMIT ?";
         this.processingAfter = "SELECT " + INFO_COLUMNS + " FROM " + job + " WHERE queue = ? AND state = 'processing'"

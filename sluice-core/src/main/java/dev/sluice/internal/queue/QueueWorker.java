@@ -67,6 +67,8 @@ public final class QueueWorker<T> implements Worker {
     /** Whether the queue's fleet instance may take work (paused by target 0, a standby beyond its target). */
     private final dev.sluice.internal.runtime.WorkGate gate;
     private final int capacity;
+    /** The largest result a handler may complete a job with (the queue handle's maxPayloadBytes). */
+    private final int maxResultBytes;
 
     /** The claim loop, on the client's shared scheduler. */
     private final PollLoop loop;
@@ -102,9 +104,10 @@ public final class QueueWorker<T> implements Worker {
      * {@code sessions} is null without wake-ups.
      */
     public QueueWorker(JobStore store, String queue, Serde<T> serde, JobHandler<T> handler, WorkOptions o,
-                       Duration defaultVisibility, java.util.function.Supplier<ClientSession> sessions, String clientId,
+                       int maxResultBytes, java.util.function.Supplier<ClientSession> sessions, String clientId,
                        ClientRuntime runtime, Runnable onClose, dev.sluice.internal.runtime.WorkGate gate) {
         this.gate = gate;
+        this.maxResultBytes = maxResultBytes;
         this.store = store;
         this.queue = queue;
         this.serde = serde;
@@ -304,7 +307,7 @@ public final class QueueWorker<T> implements Worker {
                 return;
             }
         }
-        ClaimedJob<T> handle = new ClaimedJob<>(store, c, serde, completer);
+        ClaimedJob<T> handle = new ClaimedJob<>(store, c, serde, completer, maxResultBytes);
         long firstBeat = System.nanoTime() + c.visibilityTimeoutNs() / 3;
         RunningJob<T> r = new RunningJob<>(handle, firstBeat);
         inflight.put(c.id(), r);

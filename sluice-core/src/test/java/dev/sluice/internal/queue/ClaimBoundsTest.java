@@ -216,6 +216,6 @@ class ClaimBoundsTest {
 
     private static JobStore.Claimed claimed(long id, int priority, Instant runAt) {
         return new JobStore.Claimed(id, "q", new byte[0], "application/octet-stream", Map.of(), priority, runAt, 1, 5,
-                30_000_000_000L, UUID.randomUUID(), runAt.plusSeconds(30), null, runAt);
+                30_000_000_000L, UUID.randomUUID(), runAt.plusSeconds(30), null, runAt, false);
     }
 }

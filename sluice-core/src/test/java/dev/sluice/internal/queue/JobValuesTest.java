@@ -40,16 +40,16 @@ class JobValuesTest {
 
     @Test
     void onlyKeylessJobsWithOneContentTypeAndOneSetOfStampsTakeTheBulkPath() {
-        EncodedJob.Stamps stamps = new EncodedJob.Stamps(30_000_000_000L, 5, 1_000_000_000L, 60_000_000_000L, 0);
+        EncodedJob.Stamps stamps = new EncodedJob.Stamps(30_000_000_000L, 5, 1_000_000_000L, 60_000_000_000L, 0, null, null);
         EncodedJob plain = job("application/json", null, stamps);
         assertThat(JobInserts.plain(List.of(plain, job("application/json", null, stamps)))).isTrue();
         assertThat(JobInserts.plain(List.of(plain, job("application/json", "k", stamps)))).isFalse();
         assertThat(JobInserts.plain(List.of(plain, job("text/plain", null, stamps)))).isFalse();
-        EncodedJob.Stamps other = new EncodedJob.Stamps(30_000_000_000L, 6, 1_000_000_000L, 60_000_000_000L, 0);
+        EncodedJob.Stamps other = new EncodedJob.Stamps(30_000_000_000L, 6, 1_000_000_000L, 60_000_000_000L, 0, null, null);
         assertThat(JobInserts.plain(List.of(plain, job("application/json", null, other)))).isFalse();
     }
 
     private static EncodedJob job(String contentType, String uniqueKey, EncodedJob.Stamps stamps) {
-        return new EncodedJob(new byte[] {1}, contentType, null, 0, null, null, null, uniqueKey, stamps);
+        return new EncodedJob(new byte[] {1}, contentType, null, 0, null, null, null, uniqueKey, stamps, new long[0], "cancel");
     }
 }
