@@ -20,11 +20,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code sluice queue}: list, enqueue and live jobs; the dead-job actions are in {@link QueueDeadJobs}. */
-@Command(name = "queue", description = "Job queues: list, enqueue, live jobs, dead jobs, redrive, purge.",
+/** {@code sluice queue}: list, enqueue and live jobs; the dead-job actions are in {@link QueueDeadJobs}, the runs in {@link QueueRuns}. */
+@Command(name = "queue", description = "Job queues: list, enqueue, live jobs, dead jobs, redrive, purge, runs, await, cancel.",
         subcommands = {QueueCommand.ListQueues.class, QueueCommand.Enqueue.class, QueueCommand.Jobs.class,
                 QueueDeadJobs.Dead.class, QueueDeadJobs.Redrive.class, QueueDeadJobs.Revive.class,
-                QueueDeadJobs.Purge.class})
+                QueueDeadJobs.Purge.class, QueueRuns.Runs.class, QueueRuns.Run.class, QueueRuns.Await.class,
+                QueueRuns.Cancel.class})
 final class QueueCommand {
     @Command(name = "list", description = "Queues with live or dead jobs, with counts by state.")
     static final class ListQueues extends Base {
@@ -61,7 +62,8 @@ final class QueueCommand {
 
     @Command(name = "enqueue", description = {"Enqueue one job and print its id.",
             "With --unique-key, a live job holding the key is returned instead (its id is printed; nothing is written).",
-            "The job is stamped with the default queue options unless --max-attempts or --visibility-timeout is given."})
+            "The job is stamped with the default queue options unless --max-attempts, --visibility-timeout, --keep-runs",
+            "or --keep-events is given. With --after it waits until every parent succeeded."})
     static final class Enqueue extends Base {
         @Parameters(paramLabel = "QUEUE", description = "Queue name.")
         String queue;
@@ -113,6 +115,18 @@ final class QueueCommand {
         @Option(names = "--visibility-timeout", paramLabel = "DURATION", description = "Claim window without a heartbeat (default 30s).")
         String visibilityTimeout;
 
+        @Option(names = "--keep-runs", paramLabel = "DURATION", description = "Keep the job's run record and event trail this long after it ends (1s to 3650d; default: none).")
+        String keepRuns;
+
+        @Option(names = "--keep-events", paramLabel = "DURATION", description = "Keep the event trail this long instead (1s to 3650d; needs --keep-runs).")
+        String keepEvents;
+
+        @Option(names = "--after", paramLabel = "ID", split = ",", description = "A parent job id (repeatable or comma-separated): run only once every parent succeeded.")
+        List<String> after = new ArrayList<>();
+
+        @Option(names = "--on-parent-failure", paramLabel = "POLICY", description = "cancel (default) or run: what a parent that ends dead, discarded or cancelled does to this job.")
+        String onParentFailure;
+
         @Override
         public Integer call() {
             EnqueueOptions.Builder b = EnqueueOptions.builder().priority(priority).uniqueKey(uniqueKey).headers(headers);
@@ -124,12 +138,22 @@ final class QueueCommand {
             if (expiresAt != null) {
                 b.expiresAt(ConsumerCommand.time(expiresAt));
             }
+            b.after(QueueRuns.parents(after));
+            if (onParentFailure != null) {
+                b.onParentFailure(QueueRuns.parentFailure(onParentFailure));
+            }
             QueueOptions.Builder stamped = QueueOptions.builder();
             if (maxAttempts != null) {
                 stamped.maxAttempts(maxAttempts);
             }
             if (visibilityTimeout != null) {
                 stamped.visibilityTimeout(Durations.parse(visibilityTimeout));
+            }
+            if (keepRuns != null) {
+                stamped.keepRuns(Durations.parse(keepRuns));
+            }
+            if (keepEvents != null) {
+                stamped.keepEvents(Durations.parse(keepEvents));
             }
             QueueOptions options = stamped.build();
             EnqueueOptions enqueue = b.build();
@@ -157,13 +181,13 @@ final class QueueCommand {
     }
 
     @Command(name = "jobs", description = {"Live jobs of one state, a page at a time.",
-            "pending: in claim order (priority, run_at, id); processing: by claim expiry."})
+            "pending: in claim order (priority, run_at, id); processing: by claim expiry; waiting (for parents): by id."})
     static final class Jobs extends Base {
         @Parameters(paramLabel = "QUEUE", description = "Queue name.")
         String queue;
 
         @Option(names = "--state", paramLabel = "STATE", defaultValue = "pending",
-                description = "pending (default) or processing.")
+                description = "pending (default), processing or waiting.")
         String state;
 
         @Option(names = "--limit", paramLabel = "N", defaultValue = "50", description = "Page size, 1 to 1000 (default: ${DEFAULT-VALUE}).")
@@ -192,13 +216,13 @@ final class QueueCommand {
                     for (JobInfo j : p.items()) {
                         String attempts = j.attempts() + "/" + j.maxAttempts();
                         String key = j.uniqueKey() == null ? "-" : j.uniqueKey();
-                        rows.add(s == JobState.PENDING
+                        rows.add(s != JobState.PROCESSING
                                 ? List.of(Long.toString(j.id()), Integer.toString(j.priority()), j.runAt().toString(), attempts, key,
                                         Integer.toString(j.payloadBytes()), brief(j.lastError()))
                                 : List.of(Long.toString(j.id()), Integer.toString(j.priority()), attempts, String.valueOf(j.workerId()),
                                         String.valueOf(j.claimExpiresAt()), key, Integer.toString(j.payloadBytes())));
                     }
-                    Output.table(out(), s == JobState.PENDING
+                    Output.table(out(), s != JobState.PROCESSING
                             ? List.of("ID", "PRIORITY", "RUN_AT", "ATTEMPTS", "KEY", "BYTES", "LAST_ERROR")
                             : List.of("ID", "PRIORITY", "ATTEMPTS", "WORKER", "CLAIM_EXPIRES_AT", "KEY", "BYTES"), rows);
                     nextPage(out(), p.next());
@@ -212,8 +236,9 @@ final class QueueCommand {
         return switch (s.trim().toLowerCase(Locale.ROOT)) {
             case "pending" -> JobState.PENDING;
             case "processing" -> JobState.PROCESSING;
+            case "waiting" -> JobState.WAITING;
             default -> throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "'" + Terminal.echo(s)
-                    + "' is not a live job state; use pending or processing (dead jobs: 'sluice queue dead')");
+                    + "' is not a live job state; use pending, processing or waiting (dead jobs: 'sluice queue dead')");
         };
     }
 
