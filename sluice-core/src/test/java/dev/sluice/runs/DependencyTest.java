@@ -78,29 +78,37 @@ class DependencyTest {
 
     @Test
     void aChainOfAThousandRunsInOrder(TestDatabase db) throws Exception {
-        Queue<String> q = queue("deps-chain");
         int n = 1000;
-        List<Long> ids = new ArrayList<>();
-        // Built in one transaction of the caller's: each child names the one before, which its transaction sees.
-        try (java.sql.Connection c = db.connect()) {
-            c.setAutoCommit(false);
-            ids.add(q.enqueueInTransaction(c, "0", EnqueueOptions.NONE));
-            for (int i = 1; i < n; i++) {
-                ids.add(q.enqueueInTransaction(c, Integer.toString(i), EnqueueOptions.after(List.of(ids.get(i - 1)))));
+        com.zaxxer.hikari.HikariConfig pool = new com.zaxxer.hikari.HikariConfig();
+        pool.setDataSource(db.dataSource());
+        pool.setMaximumPoolSize(4);
+        // A client of its own over a pool (2,000 claims and acks); closed with the pool, so no pooled connection
+        // outlives the client that used it.
+        try (com.zaxxer.hikari.HikariDataSource ds = new com.zaxxer.hikari.HikariDataSource(pool);
+             Sluice pooled = Sluice.builder().dataSource(ds).schema(db.schema()).maintenance(false).build()) {
+            Queue<String> q = pooled.queue("deps-chain", String.class, KEEP);
+            List<Long> ids = new ArrayList<>();
+            // Built in one transaction of the caller's: each child names the one before, which its transaction sees.
+            try (java.sql.Connection c = ds.getConnection()) {
+                c.setAutoCommit(false);
+                ids.add(q.enqueueInTransaction(c, "0", EnqueueOptions.NONE));
+                for (int i = 1; i < n; i++) {
+                    ids.add(q.enqueueInTransaction(c, Integer.toString(i), EnqueueOptions.after(List.of(ids.get(i - 1)))));
+                }
+                c.commit();
             }
-            c.commit();
+            assertThat(rows.scalar("SELECT count(*) FROM " + rows.q + ".job WHERE queue = 'deps-chain' AND state = 'waiting'"))
+                    .isEqualTo(n - 1);
+            List<Long> order = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                List<JobHandle<String>> got = q.claim(2);
+                assertThat(got).as("exactly one link is claimable at a time").hasSize(1);
+                order.add(got.get(0).id());
+                assertThat(got.get(0).ack()).isTrue();
+            }
+            assertThat(order).containsExactlyElementsOf(ids);
+            assertThat(status(q, ids.get(n - 1))).isEqualTo(RunStatus.SUCCEEDED);
         }
-        assertThat(rows.scalar("SELECT count(*) FROM " + rows.q + ".job WHERE queue = 'deps-chain' AND state = 'waiting'"))
-                .isEqualTo(n - 1);
-        List<Long> order = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            List<JobHandle<String>> got = q.claim(2);
-            assertThat(got).as("exactly one link is claimable at a time").hasSize(1);
-            order.add(got.get(0).id());
-            assertThat(got.get(0).ack()).isTrue();
-        }
-        assertThat(order).containsExactlyElementsOf(ids);
-        assertThat(status(q, ids.get(n - 1))).isEqualTo(RunStatus.SUCCEEDED);
     }
 
     @Test
