@@ -33,7 +33,9 @@ import java.util.concurrent.locks.LockSupport;
  * notes {@code nanoTime} when {@code await} returned. Latency per job = await returned − ack returned, both on this
  * JVM's clock; the database's {@code finished_at} is not compared with it (another clock). An awaiter can return
  * before its ack's handler thread ran again (it is woken by the commit, not by the handler): such a latency is
- * negative, counted in {@code negative} and taken as 0.
+ * negative, counted in {@code negative} and taken as 0. "Ack returned" is thus a late stand-in for the commit and the
+ * latencies a lower bound; the upper bound is reported beside them, counted from the ack call's start
+ * ({@code from_ack_call_*}, which includes the ack's own batching, statements and commit).
  *
  * <p>A warm-up round (run 0, not reported, same size) runs first, so that the JIT does not land in run 1.
  * Target: p50 ≤ {@value #TARGET_P50_MS} ms (issue 16), reported as pass/fail. An awaiter that failed or returned
