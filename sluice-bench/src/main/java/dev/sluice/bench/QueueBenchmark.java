@@ -5,6 +5,7 @@ import dev.sluice.QueueOptions;
 import dev.sluice.Sluice;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -24,6 +25,10 @@ import javax.sql.DataSource;
  *   beside the {@code raw-skip-locked} reference burning down its N rows: C connections each claiming
  *   B rows by {@code UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT B) RETURNING …},
  *   running the no-op handler on each, then deleting them in a second transaction;</li>
+ *   <li>with {@link Options#keepRuns() keepRuns} D only, the <b>keep-runs drain</b>: N more jobs enqueued the same
+ *   way on a queue whose handle stamps {@code keepRuns(D)}, drained by the same worker settings, so that every claim
+ *   and ack also writes the event trail and the run record; {@code keep_runs_ratio} = its rate ÷ the plain drain's
+ *   (target {@value #KEEP_RUNS_TARGET}, reported as pass/fail);</li>
  *   <li><b>pickup</b>: P single enqueues at R per second with an idle worker; latency = handler start −
  *   enqueue call start.</li>
  * </ol>
@@ -44,6 +49,8 @@ public final class QueueBenchmark {
     public static final String UNIT = "jobs/s";
     /** The drain reference. */
     public static final String REFERENCE = "raw-skip-locked";
+    /** Target with {@link Options#keepRuns()}: keep-runs drain ÷ plain drain at least this (issue 16). */
+    public static final double KEEP_RUNS_TARGET = 0.75;
     /** The enqueue reference. */
     public static final String INSERT_REFERENCE = "raw-insert";
 
@@ -63,9 +70,11 @@ public final class QueueBenchmark {
      * @param pickupJobs     single enqueues of the pickup phase (default 200; 0 skips it)
      * @param pickupRate     pickup enqueues per second (default 20)
      * @param runs           how many times to repeat everything; medians are reported (default 1)
+     * @param keepRuns       {@code null} (default): no keep-runs drain; else each run also enqueues and drains N jobs on
+     *                       a queue whose handle stamps {@code keepRuns} (1 s to 3650 d), with the same worker settings
      */
     public record Options(String databaseUrl, int jobs, int enqueueBatch, int enqueueCallers, int workers, int batch,
-                          int payloadBytes, int pickupJobs, int pickupRate, int runs) {
+                          int payloadBytes, int pickupJobs, int pickupRate, int runs, Duration keepRuns) {
         public Options {
             check("jobs", jobs, 1, 10_000_000);
             check("enqueue batch", enqueueBatch, 1, 10_000);
@@ -76,6 +85,9 @@ public final class QueueBenchmark {
             check("pickup jobs", pickupJobs, 0, 100_000);
             check("pickup rate", pickupRate, 1, 10_000);
             check("runs", runs, 1, 100);
+            if (keepRuns != null && (keepRuns.compareTo(Duration.ofSeconds(1)) < 0 || keepRuns.compareTo(Duration.ofDays(3650)) > 0)) {
+                throw new IllegalArgumentException("keep runs must be between 1s and 3650d (got " + keepRuns + ")");
+            }
             if (databaseUrl != null && databaseUrl.isBlank()) {
                 databaseUrl = null;
             }
@@ -89,45 +101,58 @@ public final class QueueBenchmark {
 
         /** Embedded server, 100000 jobs of 1 KB, batches of 1000 from 4 callers, 8 workers, batch 256, 200 pickups at 20/s. */
         public static Options defaults() {
-            return new Options(null, 100_000, 1000, 4, 8, 256, 1024, 200, 20, 1);
+            return new Options(null, 100_000, 1000, 4, 8, 256, 1024, 200, 20, 1, null);
         }
 
         public Options withDatabaseUrl(String url) {
-            return new Options(url, jobs, enqueueBatch, enqueueCallers, workers, batch, payloadBytes, pickupJobs, pickupRate, runs);
+            return new Options(url, jobs, enqueueBatch, enqueueCallers, workers, batch, payloadBytes, pickupJobs,
+                    pickupRate, runs, keepRuns);
         }
 
         public Options withJobs(int n) {
-            return new Options(databaseUrl, n, enqueueBatch, enqueueCallers, workers, batch, payloadBytes, pickupJobs, pickupRate, runs);
+            return new Options(databaseUrl, n, enqueueBatch, enqueueCallers, workers, batch, payloadBytes,
+                    pickupJobs, pickupRate, runs, keepRuns);
         }
 
         public Options withEnqueueBatch(int n) {
-            return new Options(databaseUrl, jobs, n, enqueueCallers, workers, batch, payloadBytes, pickupJobs, pickupRate, runs);
+            return new Options(databaseUrl, jobs, n, enqueueCallers, workers, batch, payloadBytes, pickupJobs,
+                    pickupRate, runs, keepRuns);
         }
 
         public Options withEnqueueCallers(int n) {
-            return new Options(databaseUrl, jobs, enqueueBatch, n, workers, batch, payloadBytes, pickupJobs, pickupRate, runs);
+            return new Options(databaseUrl, jobs, enqueueBatch, n, workers, batch, payloadBytes, pickupJobs,
+                    pickupRate, runs, keepRuns);
         }
 
         public Options withWorkers(int n) {
-            return new Options(databaseUrl, jobs, enqueueBatch, enqueueCallers, n, batch, payloadBytes, pickupJobs, pickupRate, runs);
+            return new Options(databaseUrl, jobs, enqueueBatch, enqueueCallers, n, batch, payloadBytes, pickupJobs,
+                    pickupRate, runs, keepRuns);
         }
 
         public Options withBatch(int n) {
-            return new Options(databaseUrl, jobs, enqueueBatch, enqueueCallers, workers, n, payloadBytes, pickupJobs, pickupRate, runs);
+            return new Options(databaseUrl, jobs, enqueueBatch, enqueueCallers, workers, n, payloadBytes, pickupJobs,
+                    pickupRate, runs, keepRuns);
         }
 
         public Options withPayloadBytes(int n) {
-            return new Options(databaseUrl, jobs, enqueueBatch, enqueueCallers, workers, batch, n, pickupJobs, pickupRate, runs);
+            return new Options(databaseUrl, jobs, enqueueBatch, enqueueCallers, workers, batch, n, pickupJobs,
+                    pickupRate, runs, keepRuns);
         }
 
         public Options withPickup(int jobsToPick, int perSecond) {
             return new Options(databaseUrl, jobs, enqueueBatch, enqueueCallers, workers, batch, payloadBytes, jobsToPick,
-                    perSecond, runs);
+                    perSecond, runs, keepRuns);
         }
 
         public Options withRuns(int n) {
             return new Options(databaseUrl, jobs, enqueueBatch, enqueueCallers, workers, batch, payloadBytes, pickupJobs,
-                    pickupRate, n);
+                    pickupRate, n, keepRuns);
+        }
+
+        /** With a keep-runs drain beside the plain one ({@code null}: none). */
+        public Options withKeepRuns(Duration d) {
+            return new Options(databaseUrl, jobs, enqueueBatch, enqueueCallers, workers, batch, payloadBytes, pickupJobs,
+                    pickupRate, runs, d);
         }
     }
 
@@ -146,11 +171,27 @@ public final class QueueBenchmark {
      * @param pickupMissing     pickup jobs never handled within the timeout (must be 0)
      * @param drainClientCpuSeconds CPU seconds this JVM used during our drain (the worker's client-side cost)
      * @param rawSkipLockedClientCpuSeconds CPU seconds this JVM used during the reference's drain
+     * @param keepRuns          the keep-runs drain, or {@code null} without {@link Options#keepRuns()}
      */
     public record RunResult(int run, double enqueuePerSecond, double rawInsertPerSecond, double drainPerSecond,
                             double rawSkipLockedPerSecond, double pickupP50Ms, double pickupP95Ms, long missing,
                             long duplicates, long pickupMissing, double drainClientCpuSeconds,
-                            double rawSkipLockedClientCpuSeconds) {
+                            double rawSkipLockedClientCpuSeconds, KeepRuns keepRuns) {
+        /** A run without the keep-runs drain. */
+        public RunResult(int run, double enqueuePerSecond, double rawInsertPerSecond, double drainPerSecond,
+                         double rawSkipLockedPerSecond, double pickupP50Ms, double pickupP95Ms, long missing,
+                         long duplicates, long pickupMissing, double drainClientCpuSeconds,
+                         double rawSkipLockedClientCpuSeconds) {
+            this(run, enqueuePerSecond, rawInsertPerSecond, drainPerSecond, rawSkipLockedPerSecond, pickupP50Ms,
+                    pickupP95Ms, missing, duplicates, pickupMissing, drainClientCpuSeconds, rawSkipLockedClientCpuSeconds,
+                    null);
+        }
+
+        /** Keep-runs drain ÷ plain drain of this run; NaN without the keep-runs drain. */
+        public double keepRunsRatio() {
+            return keepRuns == null ? Double.NaN : keepRuns.drainPerSecond() / drainPerSecond;
+        }
+
         public double enqueueRatio() {
             return enqueuePerSecond / rawInsertPerSecond;
         }
@@ -172,12 +213,37 @@ public final class QueueBenchmark {
             m.put("pickup_p95_ms", BenchJson.round(pickupP95Ms, 2));
             m.put("drain_client_cpu_s", BenchJson.round(drainClientCpuSeconds, 2));
             m.put("raw_skip_locked_client_cpu_s", BenchJson.round(rawSkipLockedClientCpuSeconds, 2));
+            if (keepRuns != null) {
+                m.put("keep_runs_enqueue_per_s", BenchJson.round(keepRuns.enqueuePerSecond(), 1));
+                m.put("keep_runs_drain_per_s", BenchJson.round(keepRuns.drainPerSecond(), 1));
+                m.put("keep_runs_ratio", BenchJson.round(keepRunsRatio(), 3));
+                m.put("keep_runs_client_cpu_s", BenchJson.round(keepRuns.clientCpuSeconds(), 2));
+                m.put("keep_runs_records", keepRuns.records());
+                m.put("keep_runs_events", keepRuns.events());
+            }
             m.put("jobs", o.jobs());
             m.put("missing", missing);
             m.put("duplicates", duplicates);
             m.put("pickup_missing", pickupMissing);
             return m;
         }
+    }
+
+    /**
+     * The keep-runs drain of one run: N jobs enqueued ({@code enqueueBatch}, as the plain enqueue) and drained (as the
+     * plain drain: same worker settings, until the table holds none of them) on a queue whose handle stamps
+     * {@link Options#keepRuns()}, so every ack also writes the run record and the events.
+     *
+     * @param enqueuePerSecond  jobs per second through {@code enqueueBatch} on that queue
+     * @param drainPerSecond    jobs per second drained (worker start to table empty)
+     * @param clientCpuSeconds  CPU seconds this JVM used during the drain
+     * @param records           {@code job_run} rows of the queue with status {@code succeeded} after the drain (must be N)
+     * @param events            {@code job_event} rows of the queue after the drain (enqueued, claimed, succeeded: 3N)
+     * @param missing           jobs whose handler never ran, or left in the table (must be 0; counted in the run's)
+     * @param duplicates        handler calls for a job already handled (counted in the run's)
+     */
+    public record KeepRuns(double enqueuePerSecond, double drainPerSecond, double clientCpuSeconds, long records,
+                           long events, long missing, long duplicates) {
     }
 
     /** Every run and the medians. */
@@ -205,6 +271,15 @@ public final class QueueBenchmark {
             m.put("enqueue_ratio", BenchJson.round(Bench.median(runs, RunResult::enqueueRatio), 3));
             m.put("drain_per_s", BenchJson.round(Bench.median(runs, RunResult::drainPerSecond), 1));
             m.put("raw_skip_locked_per_s", BenchJson.round(Bench.median(runs, RunResult::rawSkipLockedPerSecond), 1));
+            if (options.keepRuns() != null) {
+                double keptRatio = Bench.median(runs, RunResult::keepRunsRatio);
+                m.put("keep_runs_s", options.keepRuns().toMillis() / 1000.0);
+                m.put("keep_runs_enqueue_per_s", BenchJson.round(Bench.median(runs, r -> r.keepRuns().enqueuePerSecond()), 1));
+                m.put("keep_runs_drain_per_s", BenchJson.round(Bench.median(runs, r -> r.keepRuns().drainPerSecond()), 1));
+                m.put("keep_runs_ratio", BenchJson.round(keptRatio, 3));
+                m.put("target_keep_runs", keptRatio >= KEEP_RUNS_TARGET ? "pass" : "fail");
+                m.put("keep_runs_records", runs.stream().mapToLong(r -> r.keepRuns().records()).sum());
+            }
             m.put("pickup_p50_ms", BenchJson.round(Bench.median(runs, RunResult::pickupP50Ms), 2));
             m.put("pickup_p95_ms", BenchJson.round(Bench.median(runs, RunResult::pickupP95Ms), 2));
             m.put("jobs", options.jobs());
@@ -231,6 +306,10 @@ public final class QueueBenchmark {
                 }
                 if (r.pickupMissing() != 0) {
                     p.add("run " + r.run() + ": " + r.pickupMissing() + " pickup jobs were never handled");
+                }
+                if (r.keepRuns() != null && r.keepRuns().records() != options.jobs()) {
+                    p.add("run " + r.run() + ": the keep-runs drain left " + r.keepRuns().records() + " run records for "
+                            + options.jobs() + " jobs");
                 }
             }
             return p;
@@ -294,6 +373,7 @@ public final class QueueBenchmark {
         settle(admin, s + ".job", raw);
         QueueDrain.Drained ref = QueueDrain.raw(ds, admin, raw, queue.name(), o);
         Bench.execute(admin, "DROP TABLE " + raw);
+        KeepRuns kept = o.keepRuns() == null ? null : keepRuns(c, run, o);
 
         double p50 = Double.NaN;
         double p95 = Double.NaN;
@@ -308,8 +388,37 @@ public final class QueueBenchmark {
             p95 = Bench.quantile(lat, 0.95);
         }
         return new RunResult(run, enqueue, rawInsert, ours.perSecond(), ref.perSecond(), p50, p95,
-                ours.missing() + ref.missing(), ours.duplicates() + ref.duplicates(), pickupMissing,
-                ours.clientCpuSeconds(), ref.clientCpuSeconds());
+                ours.missing() + ref.missing() + (kept == null ? 0 : kept.missing()),
+                ours.duplicates() + ref.duplicates() + (kept == null ? 0 : kept.duplicates()), pickupMissing,
+                ours.clientCpuSeconds(), ref.clientCpuSeconds(), kept);
+    }
+
+    /**
+     * The keep-runs drain: a queue of its own whose handle stamps keepRuns, N jobs enqueued as in the enqueue phase,
+     * then drained as the plain drain was (after the same vacuum, analyze and checkpoint, here also of the run tables).
+     */
+    private static KeepRuns keepRuns(ScenarioRunner.Context c, int run, Options o) throws SQLException {
+        Connection admin = c.admin();
+        String s = Bench.quote(c.schema());
+        Queue<byte[]> queue = c.sluice().queue("bench.queue-runs-" + run, byte[].class,
+                QueueOptions.defaults().toBuilder().keepRuns(o.keepRuns()).build());
+        c.listener().phase(run, "enqueue (keepRuns)");
+        Bench.checkpoint(admin);
+        double enqueue = QueueEnqueue.ours(queue, o);
+        c.listener().phase(run, "drain (keepRuns)");
+        Bench.execute(admin, "VACUUM (ANALYZE) " + s + ".job_run");
+        Bench.execute(admin, "VACUUM (ANALYZE) " + s + ".job_event");
+        settle(admin, s + ".job", null);
+        QueueDrain.Drained d = QueueDrain.ours(queue, admin, s + ".job", o);
+        String q = literal(queue.name());
+        long records = Bench.queryLong(admin, "SELECT count(*) FROM " + s + ".job_run WHERE queue = " + q
+                + " AND status = 'succeeded'");
+        long events = Bench.queryLong(admin, "SELECT count(*) FROM " + s + ".job_event WHERE queue = " + q);
+        return new KeepRuns(enqueue, d.perSecond(), d.clientCpuSeconds(), records, events, d.missing(), d.duplicates());
+    }
+
+    private static String literal(String text) {
+        return "'" + text.replace("'", "''") + "'";
     }
 
     /** Vacuum and analyze the tables, then a checkpoint: the drains start from the same state. */

@@ -111,6 +111,34 @@ class ScenarioJsonTest {
         return out;
     }
 
+    static List<String> queueWithKeepRuns() {
+        QueueBenchmark.Options o = QueueBenchmark.Options.defaults().withJobs(5000).withKeepRuns(Duration.ofDays(1));
+        QueueBenchmark.Result r = new QueueBenchmark.Result(o, ENV, List.of(
+                new QueueBenchmark.RunResult(1, 50000.04, 60000.06, 40000.123, 45000.456, 3.14159, 7.777, 0, 0, 0, 1.234,
+                        2.345, new QueueBenchmark.KeepRuns(45000.05, 28000.06, 1.456, 5000, 15000, 0, 0))));
+        return lines(r.runLines(), r.summary());
+    }
+
+    static List<String> await() {
+        AwaitBenchmark.Options o = AwaitBenchmark.Options.defaults().withRuns(2);
+        AwaitBenchmark.Result r = new AwaitBenchmark.Result(o, ENV, List.of(
+                new AwaitBenchmark.RunResult(1, 1000, 3.14159, 20.005, 50.5, 12, 9.876, 40.04, 6.5, 1.2345, 2.5, 0, null),
+                new AwaitBenchmark.RunResult(2, 1000, 4.0, 30.0, 60.0, 3, 11.0, 50.0, 7.5, 1.5, 2.0, 0, null)));
+        return lines(r.runLines(), r.summary());
+    }
+
+    /** The lines only {@code queue --keep-runs} and {@code await} print, pinned the same way in a file of their own. */
+    @Test
+    void keepRunsAndAwaitPrintTheSameLinesAsBefore() throws Exception {
+        List<String> actual = new ArrayList<>(queueWithKeepRuns());
+        actual.addAll(await());
+        List<String> expected;
+        try (var in = ScenarioJsonTest.class.getResourceAsStream("scenario-lines-runs.jsonl")) {
+            expected = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+        }
+        assertThat(actual).containsExactlyElementsOf(expected);
+    }
+
     @Test
     void everyScenarioPrintsTheSameLinesAsBefore() throws Exception {
         List<String> actual = new ArrayList<>();

@@ -19,6 +19,9 @@ import picocli.CommandLine.Option;
         + "WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT B) RETURNING ..., then DELETE in a second "
         + "transaction); then pickup latency (enqueue call start -> handler start) of P single enqueues at R/s "
         + "with an idle worker. ratio = drain / raw-skip-locked; enqueue_ratio = enqueue / raw-insert.",
+        "With --keep-runs D each run also enqueues and drains N jobs on a queue whose handle stamps keepRuns(D) (run "
+        + "records and events written with every claim and ack), same worker settings; keep_runs_ratio = that drain / "
+        + "the plain drain, target >= 0.75 (pass/fail; a miss does not change the exit code).",
         "Without --database-url a temporary embedded PostgreSQL (fsync on) is started; either way the "
         + "benchmark works in a schema bench_<random> that it drops at the end."})
 final class BenchQueueCommand extends BenchScenarioCommand {
@@ -58,12 +61,20 @@ final class BenchQueueCommand extends BenchScenarioCommand {
             description = "Repeat everything K times; report the medians (default: ${DEFAULT-VALUE}).")
     int runs;
 
+    @Option(names = "--keep-runs", paramLabel = "DURATION",
+            description = "Also drain N jobs on a queue that keeps runs this long (1s to 3650d), beside the plain "
+            + "drain; reports keep_runs_ratio (default: off).")
+    String keepRuns;
+
     @Override
     Map<String, Object> settings() {
         Map<String, Object> f = new LinkedHashMap<>();
         f.put("jobs", jobs + " of " + payloadBytes.value + " bytes");
         f.put("enqueue", "batches of " + enqueueBatch + " from " + enqueueCallers + " callers");
         f.put("drain", "concurrency " + workers + ", batch " + batch + " (worker prefetch " + Math.min(1000, 2 * batch) + ")");
+        if (keepRuns != null) {
+            f.put("keep runs", keepRuns + ": a second drain of " + jobs + " jobs on a queue with keepRuns, same worker");
+        }
         f.put("pickup", pickupJobs == 0 ? "skipped" : pickupJobs + " jobs at " + pickupRate + "/s");
         f.put("runs", runs);
         return f;
@@ -72,20 +83,21 @@ final class BenchQueueCommand extends BenchScenarioCommand {
     @Override
     ScenarioResult execute(ScenarioListener listener) {
         QueueBenchmark.Options o = new QueueBenchmark.Options(url(), jobs, enqueueBatch, enqueueCallers, workers,
-                batch, payloadBytes.value, pickupJobs, pickupRate, runs);
+                batch, payloadBytes.value, pickupJobs, pickupRate, runs, keepRuns == null ? null : duration(keepRuns));
         return new QueueBenchmark().run(o, listener);
     }
 
     @Override
     List<String> runFields() {
         return List.of("enqueue_per_s", "raw_insert_per_s", "enqueue_ratio", "drain_per_s", "raw_skip_locked_per_s",
-                "ratio", "pickup_p50_ms", "pickup_p95_ms", "drain_client_cpu_s", "raw_skip_locked_client_cpu_s",
-                "missing", "duplicates");
+                "ratio", "keep_runs_drain_per_s", "keep_runs_ratio", "pickup_p50_ms", "pickup_p95_ms", "drain_client_cpu_s",
+                "raw_skip_locked_client_cpu_s", "keep_runs_client_cpu_s", "missing", "duplicates");
     }
 
     @Override
     List<String> textFields() {
         return List.of("enqueue_per_s", "raw_insert_per_s", "enqueue_ratio", "drain_per_s", "raw_skip_locked_per_s",
-                "ratio", "pickup_p50_ms", "pickup_p95_ms", "missing", "duplicates");
+                "ratio", "keep_runs_drain_per_s", "keep_runs_ratio", "target_keep_runs", "keep_runs_records", "pickup_p50_ms",
+                "pickup_p95_ms", "missing", "duplicates");
     }
 }
