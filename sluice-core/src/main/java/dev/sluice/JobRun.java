@@ -6,8 +6,8 @@ import java.util.Map;
 /**
  * A job's run ({@link Queue#run(long)}, {@link Queue#await(long, java.time.Duration)}, {@link Queue#runs(RunQuery)}):
  * the record an ended job leaves when its queue keeps runs ({@link QueueOptions#keepRuns()}) or a waiter awaited it,
- * or, while the job is live, what its row says. The payload is stored once (with the job, its dead job or its
- * record) and joined back here; so is the result.
+ * or, while the job is live, what its row says. The payload is stored once, with the live or dead job, and joined
+ * back here while one exists; a record keeps the result, not the input.
  *
  * @param id                the job's id
  * @param queue             the queue's name
@@ -21,7 +21,8 @@ import java.util.Map;
  * @param firstStartedAt    when its first attempt was claimed, or {@code null} if it never ran
  * @param finishedAt        when it ended, or {@code null} while live
  * @param workerId          the worker of the last attempt, or {@code null}
- * @param payload           the payload bytes, or {@code null} once its dead job was purged
+ * @param payload           the payload bytes of a live or dead job; {@code null} for a succeeded or cancelled run
+ *                          (its record keeps the result, not the input) and once a dead job was purged
  * @param contentType       the payload's content type
  * @param result            the result bytes ({@link JobHandle#complete(Object)}), or {@code null}
  * @param resultContentType the result's content type, or {@code null}

@@ -47,13 +47,15 @@ final class EndSql {
             gone AS (
                 DELETE FROM %1$s j USING a, lt
                 WHERE j.id = a.id AND j.claim_token = (?::uuid[])[a.ti] AND j.claim_expires_at > now() %4$s
-                RETURNING j.*, a.res, a.rct),
+                RETURNING j.id, j.queue, j.content_type, j.headers, j.priority, j.attempts, j.max_attempts, j.worker_id,
+                          j.first_claimed_at, j.created_at, j.last_error, j.unique_key, j.keep_runs_ns, j.keep_events_ns,
+                          j.event_seq, j.awaited, j.cancel_requested, j.dependents, a.res, a.rct),
             ended AS (%2$s FROM gone g),
             %3$s
             SELECT e.id, e.cancel_requested, e.dependents > 0, (SELECT count(*) FROM ended_wake) FROM ended e
             """;
         String finishEnded = ended("g.last_error", "CASE WHEN g.cancel_requested THEN 'cancelled' ELSE 'succeeded' END",
-                "CASE WHEN g.cancel_requested THEN 'cancel requested while it ran' END", "g.payload", "g.res", "g.rct");
+                "CASE WHEN g.cancel_requested THEN 'cancel requested while it ran' END", "g.res", "g.rct");
         this.finishPlain = finish.formatted(job, finishEnded, runs.recordEnd("ended"), NO_CHILDREN, LOCK_TIMEOUT);
         this.finish = finish.formatted(job, finishEnded, runs.recordEnd("ended"), "", LOCK_TIMEOUT);
 
@@ -97,7 +99,7 @@ final class EndSql {
         String settleEnded = ended("coalesce(p.error, g.last_error)",
                 "CASE WHEN g.cancel_requested THEN 'cancelled' WHEN p.discard THEN 'discarded' ELSE 'dead' END",
                 "CASE WHEN g.cancel_requested THEN 'cancel requested while it ran' WHEN p.discard THEN NULL ELSE p.dead_reason END",
-                "CASE WHEN g.cancel_requested THEN g.payload END", "NULL::bytea", "NULL::text");
+                "NULL::bytea", "NULL::text");
         String retried = runs.events("back", "s.event_seq", "'retried'", "s.attempts", "s.worker_id", "s.last_error", "s.run_at");
         this.settlePlain = settle.formatted(job, jobDead, KEPT, RETENTION, settleEnded, NO_CHILDREN, LOCK_TIMEOUT,
                 kept("g."), runs.recordEnd("ended"), QueueSql.BACKOFF, retried, ch, QueueSql.WAKE_PREFIX);
@@ -140,7 +142,7 @@ final class EndSql {
         String rescueEnded = ended("CASE WHEN g.cancel_requested THEN g.last_error ELSE " + expiredText + " END",
                 "CASE WHEN g.cancel_requested THEN 'cancelled' ELSE 'dead' END",
                 "CASE WHEN g.cancel_requested THEN 'cancel requested while it ran (its claim expired)' ELSE 'claim_expired' END",
-                "CASE WHEN g.cancel_requested THEN g.payload END", "NULL::bytea", "NULL::text");
+                "NULL::bytea", "NULL::text");
         String rescued = runs.events("back", "s.event_seq", "'rescued'", "s.attempts", "s.worker_id", "s.last_error", "s.run_at");
         String backError = "'claim expired: worker ' || coalesce(j.worker_id, '?') || ' stopped heart-beating'";
         this.rescuePlain = rescue.formatted(job, jobDead, KEPT, RETENTION, rescueEnded, "AND j.dependents = 0", kept("g."),
@@ -168,7 +170,7 @@ final class EndSql {
                    (SELECT array_agg(id) FROM ended WHERE dependents > 0)
             """;
         String expireEnded = ended("'expired unclaimed at ' || g.expires_at", "'dead'", "'expired'", "NULL::bytea",
-                "NULL::bytea", "NULL::text");
+                "NULL::text");
         this.expirePlain = expire.formatted(job, jobDead, KEPT, RETENTION, expireEnded, "AND j.dependents = 0", kept("g."),
                 runs.recordEnd("ended"));
         this.expireParents = expire.formatted(job, jobDead, KEPT, RETENTION, expireEnded, "AND j.dependents > 0", kept("g."),
@@ -190,7 +192,7 @@ final class EndSql {
             SELECT (SELECT state FROM cur), (SELECT count(*) FROM flagged),
                    (SELECT count(*) FROM ended) + 0 * (SELECT count(*) FROM ended_wake),
                    (SELECT coalesce(bool_or(dependents > 0), false) FROM ended)
-            """.formatted(job, ended("g.last_error", "'cancelled'", "p.why", "g.payload", "NULL::bytea", "NULL::text"),
+            """.formatted(job, ended("g.last_error", "'cancelled'", "p.why", "NULL::bytea", "NULL::text"),
                 runs.recordEnd("ended"), runs.dependencyTable(), LOCK_TIMEOUT);
 
         // The tail of both redrives: the deleted dead rows ("gone") back into the job table as pending, attempts
@@ -252,14 +254,12 @@ final class EndSql {
 
     /**
      * The SELECT list of an {@code ended} CTE over the deleted rows {@code g}: {@link RunSql#SOURCE_COLUMNS} with the
-     * last error given, then the status, reason, the payload the record keeps, and the result.
+     * last error given, then the status, reason, and the result.
      */
-    private static String ended(String lastError, String status, String reason, String runPayload, String result,
-                                String resultCt) {
-        return "SELECT g.id, g.queue, g.payload, g.content_type, g.headers, g.priority, g.attempts, g.max_attempts,"
+    private static String ended(String lastError, String status, String reason, String result, String resultCt) {
+        return "SELECT g.id, g.queue, g.content_type, g.headers, g.priority, g.attempts, g.max_attempts,"
                 + " g.worker_id, g.first_claimed_at, g.created_at, " + lastError + " AS last_error, g.unique_key,"
                 + " g.keep_runs_ns, g.keep_events_ns, g.event_seq, g.awaited, g.cancel_requested, g.dependents, "
-                + status + " AS status, " + reason + " AS reason, " + runPayload + " AS run_payload, " + result
-                + " AS result, " + resultCt + " AS result_ct";
+                + status + " AS status, " + reason + " AS reason, " + result + " AS result, " + resultCt + " AS result_ct";
     }
 }

@@ -37,22 +37,14 @@ public final class RunReads {
 
     /** The run of job {@code id} in {@code queue}: its record, its dead job, or the live job; empty when none. */
     public Optional<JobRun> run(String queue, long id) {
-        return db.autoCommit("read run " + id, c -> {
-            Optional<JobRun> r = Sql.first(c, sql.runs.runById, RunReads::run, queue, id);
-            if (r.isEmpty()) {
-                r = Sql.first(c, sql.runs.deadById, RunReads::run, queue, id);
-            }
-            if (r.isEmpty()) {
-                r = Sql.first(c, sql.runs.liveById, RunReads::run, queue, id);
-            }
-            return r;
-        });
+        return db.autoCommit("read run " + id, c -> Sql.first(c, sql.runs.runById, RunReads::run, queue, id, queue, id,
+                queue, id));
     }
 
     /** Whether the queue holds an ended trace of the job: a run record or a dead job. */
     boolean ended(String queue, long id) {
-        return db.autoCommit("read run " + id, c -> Sql.first(c, sql.runs.runById, RunReads::run, queue, id).isPresent()
-                || Sql.first(c, sql.runs.deadById, RunReads::run, queue, id).isPresent());
+        return db.autoCommit("read run " + id, c -> Sql.first(c, sql.runs.endedById, rs -> rs.getBoolean(1), queue, id, queue, id)
+                .orElse(false));
     }
 
     /** A page of the queue's run records, newest first. */

@@ -25,10 +25,10 @@ final class RunSql {
 
     /**
      * The job columns a source CTE of {@link #recordEnd} must expose (a {@code DELETE … RETURNING} of these, or a
-     * SELECT naming them), besides the statement's own {@code status}, {@code reason}, {@code run_payload},
-     * {@code result} and {@code result_ct}.
+     * SELECT naming them), besides the statement's own {@code status}, {@code reason}, {@code result} and
+     * {@code result_ct}.
      */
-    static final String SOURCE_COLUMNS = "id, queue, payload, content_type, headers, priority, attempts, max_attempts,"
+    static final String SOURCE_COLUMNS = "id, queue, content_type, headers, priority, attempts, max_attempts,"
             + " worker_id, first_claimed_at, created_at, last_error, unique_key, keep_runs_ns, keep_events_ns, event_seq,"
             + " awaited, cancel_requested, dependents";
 
@@ -38,8 +38,7 @@ final class RunSql {
     private final String channelLiteral;
 
     final String runById;
-    final String deadById;
-    final String liveById;
+    final String endedById;
     final String events;
     final String runsPage;
     final String sweepRuns;
@@ -61,26 +60,31 @@ final class RunSql {
         this.channelLiteral = "'" + channel.replace("'", "''") + "'";
 
         String runColumns = "r.id, r.queue, r.status, r.reason, r.attempts, r.max_attempts, r.priority, r.enqueued_at,"
-                + " r.first_started_at, r.finished_at, r.worker_id, coalesce(r.payload, d.payload), r.content_type, r.result,"
+                + " r.first_started_at, r.finished_at, r.worker_id, d.payload, r.content_type, r.result,"
                 + " r.result_content_type, r.last_error, r.unique_key, r.headers::text, r.purge_after";
-        // A run record, its payload joined back from the dead job when it died (parameters: queue, id).
-        this.runById = "SELECT " + runColumns + " FROM " + run + " r LEFT JOIN " + dead + " d ON d.id = r.id"
-                + " WHERE r.queue = ? AND r.id = ?";
-        // A dead job read as a run (no record: the job did not keep runs). Parameters: queue, id.
-        this.deadById = """
-            SELECT d.id, d.queue, CASE WHEN d.reason = 'discarded' THEN 'discarded' ELSE 'dead' END,
-                   CASE WHEN d.reason = 'discarded' THEN NULL ELSE d.reason END, d.attempts, d.max_attempts, d.priority,
-                   d.created_at, d.first_claimed_at, d.died_at, d.worker_id, d.payload, d.content_type, NULL::bytea, NULL::text,
-                   d.last_error, d.unique_key, d.headers::text, d.purge_after
-            FROM %s d WHERE d.queue = ? AND d.id = ?
-            """.formatted(dead);
-        // A live job read as a run. Parameters: queue, id.
-        this.liveById = """
-            SELECT j.id, j.queue, CASE j.state WHEN 'processing' THEN 'running' ELSE j.state END, NULL::text, j.attempts,
-                   j.max_attempts, j.priority, j.created_at, j.first_claimed_at, NULL::timestamptz, j.worker_id, j.payload,
-                   j.content_type, NULL::bytea, NULL::text, j.last_error, j.unique_key, j.headers::text, NULL::timestamptz
-            FROM %s j WHERE j.queue = ? AND j.id = ?
-            """.formatted(job);
+        // One job's run, in one statement (one snapshot: a job that ends meanwhile is seen either live or ended,
+        // never neither): its record (the payload joined back from its dead job), else its dead job read as a
+        // run, else the live job. Parameters: queue, id, queue, id, queue, id.
+        this.runById = """
+            SELECT * FROM (
+                SELECT %1$s, 1 AS source FROM %2$s r LEFT JOIN %3$s d ON d.id = r.id WHERE r.queue = ? AND r.id = ?
+                UNION ALL
+                SELECT d.id, d.queue, CASE WHEN d.reason = 'discarded' THEN 'discarded' ELSE 'dead' END,
+                       CASE WHEN d.reason = 'discarded' THEN NULL ELSE d.reason END, d.attempts, d.max_attempts, d.priority,
+                       d.created_at, d.first_claimed_at, d.died_at, d.worker_id, d.payload, d.content_type, NULL::bytea,
+                       NULL::text, d.last_error, d.unique_key, d.headers::text, d.purge_after, 2
+                FROM %3$s d WHERE d.queue = ? AND d.id = ?
+                UNION ALL
+                SELECT j.id, j.queue, CASE j.state WHEN 'processing' THEN 'running' ELSE j.state END, NULL::text,
+                       j.attempts, j.max_attempts, j.priority, j.created_at, j.first_claimed_at, NULL::timestamptz,
+                       j.worker_id, j.payload, j.content_type, NULL::bytea, NULL::text, j.last_error, j.unique_key,
+                       j.headers::text, NULL::timestamptz, 3
+                FROM %4$s j WHERE j.queue = ? AND j.id = ?) u
+            ORDER BY source LIMIT 1
+            """.formatted(runColumns, run, dead, job);
+        // Whether the queue holds an ended trace of the job (a record or a dead job). Parameters: queue, id x2.
+        this.endedById = "SELECT EXISTS (SELECT 1 FROM " + run + " WHERE queue = ? AND id = ?)"
+                + " OR EXISTS (SELECT 1 FROM " + dead + " WHERE queue = ? AND id = ?)";
         // A job's trail in sequence order. Parameters: queue, job id.
         this.events = "SELECT job_id, seq, type, at, attempt, worker_id, detail, next_due FROM " + event
                 + " WHERE job_id = ? AND queue = ? ORDER BY seq";
@@ -170,11 +174,10 @@ final class RunSql {
             WITH c AS (SELECT * FROM unnest(?::bigint[], ?::text[]) AS c(id, why)),
             gone AS (
                 DELETE FROM %1$s j USING c WHERE j.id = c.id AND j.state = 'waiting'
-                RETURNING j.id, j.queue, j.payload, j.content_type, j.headers, j.priority, j.attempts, j.max_attempts,
+                RETURNING j.id, j.queue, j.content_type, j.headers, j.priority, j.attempts, j.max_attempts,
                           j.worker_id, j.first_claimed_at, j.created_at, j.last_error, j.unique_key, j.keep_runs_ns,
                           j.keep_events_ns, j.event_seq, j.awaited, j.cancel_requested, j.dependents,
-                          'cancelled'::text AS status, c.why AS reason, j.payload AS run_payload, NULL::bytea AS result,
-                          NULL::text AS result_ct),
+                          'cancelled'::text AS status, c.why AS reason, NULL::bytea AS result, NULL::text AS result_ct),
             %2$s,
             edges AS (DELETE FROM %3$s WHERE child_id IN (SELECT id FROM gone))
             SELECT g.id, g.dependents > 0, (SELECT count(*) FROM gone_wake) FROM gone g
@@ -183,9 +186,10 @@ final class RunSql {
 
     /**
      * The CTEs that record the end of every row of {@code src}: the run record (when the job keeps runs or a waiter is
-     * present; kept for the job's keepRuns or {@link #AWAIT_GRACE}), the event (jobs that keep runs), and the waiters'
-     * notification ({@code r:<id>}, once per job). {@code src} has {@link #SOURCE_COLUMNS} plus {@code status},
-     * {@code reason}, {@code run_payload}, {@code result} and {@code result_ct}; the event's type is the status
+     * present; kept for the job's keepRuns or {@link #AWAIT_GRACE}; a plain insert: a job has no record while it is
+     * live, because a redrive deletes it), the event (jobs that keep runs), and the waiters' notification
+     * ({@code r:<id>}, once per job). {@code src} has {@link #SOURCE_COLUMNS} plus {@code status}, {@code reason},
+     * {@code result} and {@code result_ct}; the event's type is the status
      * ({@code succeeded}, {@code discarded}, {@code dead}, {@code cancelled}), its detail the reason or last error.
      */
     String recordEnd(String src) {
@@ -193,21 +197,13 @@ final class RunSql {
         return """
             %1$s_run AS (
                 INSERT INTO %2$s (id, queue, status, reason, attempts, max_attempts, priority, enqueued_at, first_started_at,
-                                  finished_at, worker_id, payload, content_type, result, result_content_type, last_error,
+                                  finished_at, worker_id, content_type, result, result_content_type, last_error,
                                   unique_key, headers, event_seq, purge_after)
                 SELECT s.id, s.queue, s.status, s.reason, s.attempts, s.max_attempts, s.priority, s.created_at,
-                       s.first_claimed_at, now(), s.worker_id, s.run_payload, s.content_type, s.result, s.result_ct,
+                       s.first_claimed_at, now(), s.worker_id, s.content_type, s.result, s.result_ct,
                        s.last_error, s.unique_key, s.headers, s.event_seq + 1,
                        now() + (coalesce(s.keep_runs_ns, %3$d) / 1000) * interval '1 microsecond'
-                FROM %1$s s WHERE s.keep_runs_ns IS NOT NULL OR s.awaited
-                ON CONFLICT (id) DO UPDATE SET queue = EXCLUDED.queue, status = EXCLUDED.status, reason = EXCLUDED.reason,
-                    attempts = EXCLUDED.attempts, max_attempts = EXCLUDED.max_attempts, priority = EXCLUDED.priority,
-                    enqueued_at = EXCLUDED.enqueued_at, first_started_at = EXCLUDED.first_started_at,
-                    finished_at = EXCLUDED.finished_at, worker_id = EXCLUDED.worker_id, payload = EXCLUDED.payload,
-                    content_type = EXCLUDED.content_type, result = EXCLUDED.result,
-                    result_content_type = EXCLUDED.result_content_type, last_error = EXCLUDED.last_error,
-                    unique_key = EXCLUDED.unique_key, headers = EXCLUDED.headers, event_seq = EXCLUDED.event_seq,
-                    purge_after = EXCLUDED.purge_after),
+                FROM %1$s s WHERE s.keep_runs_ns IS NOT NULL OR s.awaited),
             %4$s,
             %1$s_wake AS (SELECT pg_notify(%5$s, '%6$s' || s.id) FROM %1$s s WHERE s.awaited)""".formatted(
                 src, run, graceNs, events(src, "s.event_seq + 1", "s.status", "s.attempts", "s.worker_id",

@@ -36,9 +36,9 @@ ALTER TABLE {schema}.job_dead
     ADD COLUMN first_claimed_at   timestamptz;
 
 -- Run records: one row per ended job (succeeded, discarded, dead, cancelled) of a queue that keeps runs, or
--- that a waiter awaited (then kept for a short grace). The payload is stored once: here for succeeded and
--- cancelled jobs (moved from job), in job_dead for dead and discarded ones (payload NULL here; reads join
--- it back while the dead job exists). A redrive deletes the record: the job is live again.
+-- that a waiter awaited (then kept for a short grace). The payload is stored once, with the job while it is live
+-- or dead (reads join it back from job_dead); a record keeps the result, not the input: moving every payload into
+-- the record would double what a drain with records writes. A redrive deletes the record: the job is live again.
 CREATE TABLE {schema}.job_run (
     id                   bigint      PRIMARY KEY,
     queue                text        NOT NULL,
@@ -52,7 +52,6 @@ CREATE TABLE {schema}.job_run (
     first_started_at     timestamptz,
     finished_at          timestamptz NOT NULL DEFAULT now(),
     worker_id            text,
-    payload              bytea,
     content_type         text        NOT NULL,
     result               bytea,
     result_content_type  text,
