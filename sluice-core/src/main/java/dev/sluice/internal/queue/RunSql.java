@@ -191,6 +191,7 @@ final class RunSql {
      * ({@code r:<id>}, once per job). {@code src} has {@link #SOURCE_COLUMNS} plus {@code status}, {@code reason},
      * {@code result} and {@code result_ct}; the event's type is the status
      * ({@code succeeded}, {@code discarded}, {@code dead}, {@code cancelled}), its detail the reason or last error.
+     * The end event names no worker: the attempt's {@code claimed} event and the record do (one copy fewer per job).
      */
     String recordEnd(String src) {
         long graceNs = AWAIT_GRACE.toNanos();
@@ -206,7 +207,7 @@ final class RunSql {
                 FROM %1$s s WHERE s.keep_runs_ns IS NOT NULL OR s.awaited),
             %4$s,
             %1$s_wake AS (SELECT pg_notify(%5$s, '%6$s' || s.id) FROM %1$s s WHERE s.awaited)""".formatted(
-                src, run, graceNs, events(src, "s.event_seq + 1", "s.status", "s.attempts", "s.worker_id",
+                src, run, graceNs, events(src, "s.event_seq + 1", "s.status", "s.attempts", "NULL::text",
                         "coalesce(s.reason, CASE WHEN s.status IN ('dead', 'discarded') THEN s.last_error END)", "NULL"),
                 channelLiteral, END_PREFIX);
     }
