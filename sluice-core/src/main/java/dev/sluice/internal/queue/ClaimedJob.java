@@ -188,6 +188,10 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     private boolean end(byte[] result, String contentType) {
         resolved = true;
         if (completer == null) {
+            if (result == null && !row.keepsRuns()
+                    && !store.ackAll(new long[] {row.id()}, new UUID[] {row.token()}).isEmpty()) {
+                return true; // the plain ack: nothing else to write
+            }
             return store.finishOne(row.id(), row.token(), result, contentType) != null;
         }
         try {
