@@ -8,6 +8,11 @@ package dev.sluice;
  * @param scheduled  the part of {@code pending} not due yet
  * @param processing jobs claimed by a worker
  * @param dead       dead jobs not yet swept by retention
+ * @param waiting    jobs waiting for their parents ({@link EnqueueOptions#after()}), not claimable yet
  */
-public record QueueStats(long pending, long scheduled, long processing, long dead) {
+public record QueueStats(long pending, long scheduled, long processing, long dead, long waiting) {
+    /** Counts without waiting jobs (the form before dependencies existed). */
+    public QueueStats(long pending, long scheduled, long processing, long dead) {
+        this(pending, scheduled, processing, dead, 0);
+    }
 }

@@ -42,6 +42,7 @@ final class QueueCommand {
                         m.put("scheduled", q.scheduled());
                         m.put("processing", q.processing());
                         m.put("dead", q.dead());
+                        m.put("waiting", q.waiting());
                         items.add(m);
                     }
                     Output.json(out(), items);
@@ -51,9 +52,9 @@ final class QueueCommand {
                     List<List<String>> rows = new ArrayList<>();
                     for (QueueInfo q : queues) {
                         rows.add(List.of(q.name(), Long.toString(q.pending()), Long.toString(q.scheduled()),
-                                Long.toString(q.processing()), Long.toString(q.dead())));
+                                Long.toString(q.processing()), Long.toString(q.dead()), Long.toString(q.waiting())));
                     }
-                    Output.table(out(), List.of("QUEUE", "PENDING", "SCHEDULED", "PROCESSING", "DEAD"), rows);
+                    Output.table(out(), List.of("QUEUE", "PENDING", "SCHEDULED", "PROCESSING", "DEAD", "WAITING"), rows);
                 }
             }
             return Main.OK;

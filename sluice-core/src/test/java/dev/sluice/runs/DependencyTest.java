@@ -67,6 +67,9 @@ class DependencyTest {
         long child = q.enqueue("c", EnqueueOptions.after(List.of(parent)));
         assertThat(status(q, child)).isEqualTo(RunStatus.WAITING);
         assertThat(q.admin().jobs(JobState.WAITING, null, 10).items()).extracting(j -> j.id()).containsExactly(child);
+        assertThat(q.admin().stats().waiting()).isEqualTo(1);
+        assertThat(sluice.queues()).filteredOn(i -> i.name().equals("deps-simple")).singleElement()
+                .satisfies(i -> assertThat(i.waiting()).isEqualTo(1));
         JobHandle<String> p = claimOne(q);
         assertThat(p.id()).isEqualTo(parent);
         assertThat(q.claim(1)).as("the child is not claimable while its parent runs").isEmpty();

@@ -104,14 +104,15 @@ public final class JobListing {
     /** Counts of the queue's jobs by state. */
     public QueueStats stats(String queue) {
         return db.autoCommit("count jobs of queue '" + queue + "'", c -> Sql.first(c, sql.stats,
-                rs -> new QueueStats(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)),
-                queue, queue, queue, queue).orElseThrow());
+                rs -> new QueueStats(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)),
+                queue, queue, queue, queue, queue).orElseThrow());
     }
 
     /** Every queue that has live or dead jobs, by name, with its counts (scans both job tables). */
     public List<QueueInfo> queues() {
         return db.autoCommit("list queues", c -> List.copyOf(Sql.list(c, sql.queues,
-                rs -> new QueueInfo(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)))));
+                rs -> new QueueInfo(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5),
+                        rs.getLong(6)))));
     }
 
     private static JobInfo info(ResultSet rs) throws SQLException {

@@ -330,21 +330,24 @@ final class QueueSql {
             SELECT (SELECT count(*) FROM %1$s WHERE queue = ? AND state = 'pending'),
                    (SELECT count(*) FROM %1$s WHERE queue = ? AND state = 'pending' AND run_at > now()),
                    (SELECT count(*) FROM %1$s WHERE queue = ? AND state = 'processing'),
-                   (SELECT count(*) FROM %2$s WHERE queue = ?)
+                   (SELECT count(*) FROM %2$s WHERE queue = ?),
+                   (SELECT count(*) FROM %1$s WHERE queue = ? AND state = 'waiting')
             """.formatted(job, jobDead);
 
         // Every queue with live or dead jobs and its counts: one pass over each table, grouped by queue.
         // No parameters.
         this.queues = """
-            SELECT queue, sum(pending)::bigint, sum(scheduled)::bigint, sum(processing)::bigint, sum(dead)::bigint
+            SELECT queue, sum(pending)::bigint, sum(scheduled)::bigint, sum(processing)::bigint, sum(dead)::bigint,
+                   sum(waiting)::bigint
             FROM (SELECT queue,
                          count(*) FILTER (WHERE state = 'pending') AS pending,
                          count(*) FILTER (WHERE state = 'pending' AND run_at > now()) AS scheduled,
                          count(*) FILTER (WHERE state = 'processing') AS processing,
-                         0 AS dead
+                         0 AS dead,
+                         count(*) FILTER (WHERE state = 'waiting') AS waiting
                   FROM %1$s GROUP BY queue
                   UNION ALL
-                  SELECT queue, 0, 0, 0, count(*) FROM %2$s GROUP BY queue) AS counts
+                  SELECT queue, 0, 0, 0, count(*), 0 FROM %2$s GROUP BY queue) AS counts
             GROUP BY queue
             ORDER BY queue
             """.formatted(job, jobDead);
