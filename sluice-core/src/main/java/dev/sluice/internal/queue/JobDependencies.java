@@ -49,7 +49,7 @@ final class JobDependencies {
      */
     long enqueueChild(Connection c, String queue, EncodedJob job) throws SQLException {
         long[] parents = job.after();
-        Long[] boxed = boxed(parents);
+        Long[] boxed = JobClaims.boxed(parents);
         Set<Long> live = new HashSet<>(Sql.list(c, sql.runs.lockParents, rs -> rs.getLong(1), Sql.array("int8", boxed)));
         List<Long> rest = new ArrayList<>();
         for (long p : parents) {
@@ -83,9 +83,9 @@ final class JobDependencies {
         int left = live.size();
         String state = doomed || left > 0 ? "waiting" : "pending";
         EncodedJob.Stamps s = job.stamps();
-        Object delay = job.delay() == null ? new Sql.Null(Types.BIGINT) : (Object) micros(job.delay());
-        Object runAt = job.runAt() == null ? new Sql.Null(Types.BIGINT) : (Object) micros(job.runAt());
-        Object expires = job.expiresAt() == null ? new Sql.Null(Types.BIGINT) : (Object) micros(job.expiresAt());
+        Object delay = JobInserts.nullable(job.delay() == null ? null : micros(job.delay()));
+        Object runAt = JobInserts.nullable(job.runAt() == null ? null : micros(job.runAt()));
+        Object expires = JobInserts.nullable(job.expiresAt() == null ? null : micros(job.expiresAt()));
         List<Long> ids = Sql.list(c, sql.enqueueChild, rs -> rs.getLong(1), channel, JobStore.wakeKey(queue), queue,
                 job.payload(), job.contentType(), job.headersJson() == null ? new Sql.Null(Types.VARCHAR) : job.headersJson(),
                 job.priority(), delay, delay, runAt, runAt, expires, s.visibilityTimeoutNs(), s.maxAttempts(),
@@ -156,14 +156,6 @@ final class JobDependencies {
 
     private static Long[] longs(java.sql.Array a) throws SQLException {
         return a == null ? new Long[0] : (Long[]) a.getArray();
-    }
-
-    static Long[] boxed(long[] ids) {
-        Long[] out = new Long[ids.length];
-        for (int i = 0; i < ids.length; i++) {
-            out[i] = ids[i];
-        }
-        return out;
     }
 
     private static String abbreviated(List<Long> ids) {

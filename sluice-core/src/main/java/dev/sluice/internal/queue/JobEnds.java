@@ -108,7 +108,7 @@ final class JobEnds {
      * when a cancel was requested.
      */
     JobStore.Settled settle(long id, UUID token, Duration delay, String error, boolean discard) {
-        Object delayUs = delay == null ? new Sql.Null(Types.BIGINT) : (Object) micros(delay);
+        Object delayUs = JobInserts.nullable(delay == null ? null : micros(delay));
         Object errorText = error == null ? new Sql.Null(Types.VARCHAR) : error;
         String reason = discard ? DeadReason.DISCARDED.dbValue() : DeadReason.FAILED.dbValue();
         Object[] params = {id, token, discard, errorText, reason, delayUs};

@@ -124,7 +124,8 @@ public final class JobListing {
                 instant(rs.getTimestamp(21)), instant(rs.getTimestamp(22)));
     }
 
-    private static String encode(String kind, long... parts) {
+    /** An opaque keyset cursor: the listing's kind and the position's numbers (also {@link RunReads}'). */
+    static String encode(String kind, long... parts) {
         StringBuilder b = new StringBuilder(kind);
         for (long p : parts) {
             b.append(':').append(p);
@@ -133,6 +134,11 @@ public final class JobListing {
     }
 
     private static long[] decode(String cursor, String kind, int parts) {
+        return decode(cursor, kind, parts, ErrorCode.INVALID_QUEUE_OPTIONS);
+    }
+
+    /** The position of a cursor of listing {@code kind}; anything else is {@code code} (also {@link RunReads}'). */
+    static long[] decode(String cursor, String kind, int parts, ErrorCode code) {
         try {
             String[] s = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8).split(":");
             if (s.length != parts + 1 || !s[0].equals(kind)) {
@@ -144,7 +150,7 @@ public final class JobListing {
             }
             return out;
         } catch (IllegalArgumentException e) {
-            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "not a page cursor of this listing: '" + Echo.of(cursor) + "'");
+            throw new SluiceException(code, "not a page cursor of this listing: '" + Echo.of(cursor) + "'");
         }
     }
 }

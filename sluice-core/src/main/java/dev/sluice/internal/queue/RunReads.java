@@ -12,13 +12,10 @@ import dev.sluice.RunStatus;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.jdbc.Sql;
-import dev.sluice.internal.text.Echo;
 import dev.sluice.internal.text.Headers;
-import java.nio.charset.StandardCharsets;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
-import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 
@@ -27,6 +24,8 @@ import java.util.Optional;
  * records with filters, and a job's event trail. Payloads and results are stored once and joined back here.
  */
 public final class RunReads {
+    /** The kind of the run listing's cursors (the other listings' are in {@link JobListing}). */
+    private static final String CURSOR_KIND = "jn";
     private final Db db;
     private final QueueSql sql;
 
@@ -49,7 +48,8 @@ public final class RunReads {
 
     /** A page of the queue's run records, newest first. */
     public Page<JobRun> runs(String queue, RunQuery q) {
-        long[] after = q.cursor() == null || q.cursor().isEmpty() ? null : decode(q.cursor());
+        long[] after = q.cursor() == null || q.cursor().isEmpty() ? null
+                : JobListing.decode(q.cursor(), CURSOR_KIND, 2, ErrorCode.INVALID_ARGUMENT);
         Object statuses = q.statuses().isEmpty() ? new Sql.Null(Types.ARRAY)
                 : Sql.array("text", q.statuses().stream().map(RunStatus::dbValue).toList());
         Object since = q.since() == null ? new Sql.Null(Types.TIMESTAMP_WITH_TIMEZONE) : (Object) q.since();
@@ -66,7 +66,7 @@ public final class RunReads {
         if (items.size() > q.limit()) {
             items = items.subList(0, q.limit());
             JobRun last = items.get(q.limit() - 1);
-            next = encode(micros(last.finishedAt()), last.id());
+            next = JobListing.encode(CURSOR_KIND, micros(last.finishedAt()), last.id());
         }
         return new Page<>(List.copyOf(items), next);
     }
@@ -86,22 +86,5 @@ public final class RunReads {
                 instant(rs.getTimestamp(10)), rs.getString(11), rs.getBytes(12), rs.getString(13), rs.getBytes(14),
                 rs.getString(15), rs.getString(16), rs.getString(17), Headers.decode(rs.getString(18)),
                 instant(rs.getTimestamp(19)));
-    }
-
-    private static String encode(long finishedMicros, long id) {
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(("jn:" + finishedMicros + ":" + id)
-                .getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static long[] decode(String cursor) {
-        try {
-            String[] s = new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8).split(":");
-            if (s.length != 3 || !s[0].equals("jn")) {
-                throw new IllegalArgumentException(cursor);
-            }
-            return new long[] {Long.parseLong(s[1]), Long.parseLong(s[2])};
-        } catch (IllegalArgumentException e) {
-            throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "not a page cursor of the run listing: '" + Echo.of(cursor) + "'");
-        }
     }
 }
