@@ -302,7 +302,62 @@ public enum ErrorCode {
                     + "does not match the class, or a job enqueued by another application version). Workers move such "
                     + "jobs to the dead jobs at once (reason discarded), since retrying cannot help.",
             "Take the queue with a payload type that matches what producers enqueue (or byte[] to read the raw bytes), "
-                    + "then revive the dead jobs.");
+                    + "then revive the dead jobs."),
+    JOB_CLAIM_LOST(502, Category.CONFLICT, false,
+            "The job's claim is no longer held.",
+            "An ack, retry, fail or heartbeat named a job and a claim token that do not match a processing job: the claim's "
+                    + "visibility timeout ran out (another worker may hold the job now), the job was already resolved, or the "
+                    + "token is not the job's. Nothing was changed.",
+            "Heartbeat before the visibility timeout ends while working on a job; treat the job as handed back and do not "
+                    + "resolve it again."),
+
+    // 06xx: the HTTP server and its tokens
+    UNAUTHORIZED(600, Category.PERMISSION, false,
+            "The request has no valid bearer token.",
+            "The server requires 'Authorization: Bearer <token>' on this route, and the request sent none, a malformed one, "
+                    + "or a token that is unknown or revoked. The token itself is never printed.",
+            "Create a token with 'sluice token create --role read|write|admin' and send it in the Authorization header."),
+    FORBIDDEN(601, Category.PERMISSION, false,
+            "The token's role does not allow this request.",
+            "Roles are ordered read < write < admin: read lists and reads, write also produces, consumes, enqueues and "
+                    + "resolves claims, admin also registers, destroys, redrives, purges, rewinds, revives and runs schedules.",
+            "Use a token with the role the route needs (docs/server.md lists each route's role)."),
+    OPEN_MODE_REFUSED(602, Category.ENVIRONMENT, false,
+            "The server would be reachable from other hosts without any token.",
+            "No API token exists, so every request would be let in; that is allowed only when the server binds a loopback "
+                    + "address (127.0.0.0/8 or ::1). The server did not start.",
+            "Create a token first ('sluice token create --role admin'), or bind to 127.0.0.1."),
+    REQUEST_TOO_LARGE(603, Category.INVALID_INPUT, false,
+            "The request body is larger than the route accepts.",
+            "Request bodies are limited: a produced message to the stream's max_payload_bytes, a batch to 1,000 messages "
+                    + "and the server's body limit (16 MiB by default), JSON documents to 1 MiB. The body was not read further "
+                    + "and nothing was written.",
+            "Send smaller bodies or split the batch; raise the server's --max-body if the stream allows larger payloads."),
+    MALFORMED_REQUEST(604, Category.INVALID_INPUT, false,
+            "The request is not well formed.",
+            "The body is not the JSON document the route takes (unparseable, a field of the wrong type, an unknown "
+                    + "outcome), a header or query parameter is out of range, or the path names no route.",
+            "Correct the request; GET /api/v1/openapi.json describes every route's parameters and bodies."),
+    CLAIM_EXPIRED(605, Category.CONFLICT, false,
+            "The claim is unknown or its lease has ended.",
+            "An outcome or a renewal named an HTTP claim that this server does not hold: its lease ended (its messages "
+                    + "without an outcome are delivered again), every message of it already has an outcome, or the server "
+                    + "restarted. Nothing was recorded for the messages named.",
+            "Renew a claim before its lease ends while still working ('POST .../claims/{claim}:renew'); claim again to "
+                    + "get the redelivered messages."),
+    TOO_MANY_REQUESTS(606, Category.ENVIRONMENT, true,
+            "The server is at its limit of concurrent waits or claimed messages.",
+            "Long-polling claims and messages held by HTTP claims are bounded per server so that no client can hold every "
+                    + "worker thread or every message; this request would pass the bound.",
+            "Retry after the number of seconds in the Retry-After header, resolve held claims sooner, or run more servers."),
+    TOKEN_NOT_FOUND(607, Category.NOT_FOUND, false,
+            "No API token has that id or name.",
+            "'sluice token revoke' (or Tokens.revoke) named a token that does not exist or is already revoked.",
+            "List the tokens with 'sluice token list'."),
+    SERVER_START_FAILED(608, Category.ENVIRONMENT, false,
+            "The HTTP server could not start.",
+            "The port is taken, the bind address is not one of this host's, or the process may not bind it.",
+            "Choose another --port or --bind, or stop what holds the port.");
 
     /** Broad families of errors, for callers that branch on kind rather than code. */
     public enum Category { INVALID_INPUT, NOT_FOUND, CONFLICT, PERMISSION, MIGRATION, STORAGE, ENVIRONMENT }
