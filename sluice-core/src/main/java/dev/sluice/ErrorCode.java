@@ -357,7 +357,12 @@ public enum ErrorCode {
     SERVER_START_FAILED(608, Category.ENVIRONMENT, false,
             "The HTTP server could not start.",
             "The port is taken, the bind address is not one of this host's, or the process may not bind it.",
-            "Choose another --port or --bind, or stop what holds the port.");
+            "Choose another --port or --bind, or stop what holds the port."),
+    ROUTE_NOT_FOUND(609, Category.NOT_FOUND, false,
+            "No HTTP route has that method and path.",
+            "The server serves the API under /api/v1/, the metrics at /metrics and the dashboard at /; the request named "
+                    + "none of their routes (or used a method the route does not take).",
+            "Check the path and method against GET /api/v1/openapi.json.");
 
     /** Broad families of errors, for callers that branch on kind rather than code. */
     public enum Category { INVALID_INPUT, NOT_FOUND, CONFLICT, PERMISSION, MIGRATION, STORAGE, ENVIRONMENT }

@@ -1,0 +1,192 @@
+package dev.sluice.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sluice.ErrorCode;
+import dev.sluice.SluiceException;
+import dev.sluice.internal.text.Echo;
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reading requests without trusting them: bodies are read up to a limit (413 past it, whatever the
+ * Content-Length claims), query parameters and JSON fields are checked for type and range, durations
+ * take the CLI's forms ({@code 500ms}, {@code 90s}, {@code 15m}, {@code 24h}, {@code 7d}, ISO-8601).
+ */
+public final class Requests {
+    /** The largest JSON document a route that takes one reads (a batch of messages has its own limit). */
+    public static final int MAX_JSON_BYTES = 1 << 20;
+    private static final Pattern SHORT = Pattern.compile("^(\\d{1,12})(ms|s|m|h|d)$");
+    private static final Duration MAX_DURATION = Duration.ofDays(36_500);
+
+    private Requests() {
+    }
+
+    /** The body, at most {@code limit} bytes; REQUEST_TOO_LARGE (413) past it, without reading the rest. */
+    public static byte[] body(Context ctx, long limit) {
+        long declared = ctx.req().getContentLengthLong();
+        if (declared > limit) {
+            throw tooLarge(limit);
+        }
+        try (InputStream in = ctx.req().getInputStream()) {
+            byte[] out = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
+            if (out.length > limit) {
+                throw tooLarge(limit);
+            }
+            return out;
+        } catch (IOException e) {
+            throw new SluiceException(ErrorCode.MALFORMED_REQUEST, "the request body could not be read: "
+                    + e.getClass().getSimpleName());
+        }
+    }
+
+    private static SluiceException tooLarge(long limit) {
+        return new SluiceException(ErrorCode.REQUEST_TOO_LARGE, "the request body is larger than this route accepts ("
+                + limit + " bytes)");
+    }
+
+    /** The body as one JSON document of at most {@link #MAX_JSON_BYTES}; an empty body is an empty object. */
+    public static JsonNode json(Context ctx) {
+        return Json.parse(body(ctx, MAX_JSON_BYTES));
+    }
+
+    /** An integer query parameter in [min, max], or {@code fallback} when absent. */
+    public static int intParam(Context ctx, String name, int fallback, int min, int max) {
+        String v = ctx.queryParam(name);
+        if (v == null || v.isEmpty()) {
+            return fallback;
+        }
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n < min || n > max) {
+                throw new NumberFormatException();
+            }
+            return (int) n;
+        } catch (NumberFormatException e) {
+            throw malformed("query parameter '" + name + "' must be an integer from " + min + " to " + max + " (got '"
+                    + Echo.of(v) + "')");
+        }
+    }
+
+    /** A long query parameter at least {@code min}, or {@code fallback} when absent. */
+    public static long longParam(Context ctx, String name, long fallback, long min) {
+        String v = ctx.queryParam(name);
+        if (v == null || v.isEmpty()) {
+            return fallback;
+        }
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n < min) {
+                throw new NumberFormatException();
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw malformed("query parameter '" + name + "' must be an integer of at least " + min + " (got '" + Echo.of(v) + "')");
+        }
+    }
+
+    /** A path segment that must be a positive id. */
+    public static long idPath(Context ctx, String name) {
+        String v = ctx.pathParam(name);
+        try {
+            long n = Long.parseLong(v);
+            if (n < 1) {
+                throw new NumberFormatException();
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw malformed("'" + Echo.of(v) + "' is not an id (a positive integer)");
+        }
+    }
+
+    /** A JSON field that must be an integer in [min, max], or {@code fallback} when absent or null. */
+    public static int intField(JsonNode body, String name, int fallback, int min, int max) {
+        JsonNode n = body.get(name);
+        if (n == null || n.isNull()) {
+            return fallback;
+        }
+        if (!n.canConvertToLong() || !n.isIntegralNumber() || n.asLong() < min || n.asLong() > max) {
+            throw malformed("field '" + name + "' must be an integer from " + min + " to " + max);
+        }
+        return n.asInt();
+    }
+
+    /** A JSON field that must be a string (at most {@code maxLength} characters), or null when absent. */
+    public static String textField(JsonNode body, String name, int maxLength) {
+        JsonNode n = body.get(name);
+        if (n == null || n.isNull()) {
+            return null;
+        }
+        if (!n.isTextual() || n.asText().length() > maxLength) {
+            throw malformed("field '" + name + "' must be a string of at most " + maxLength + " characters");
+        }
+        return n.asText();
+    }
+
+    /** A JSON field that must be a boolean, or {@code fallback}. */
+    public static boolean boolField(JsonNode body, String name, boolean fallback) {
+        JsonNode n = body.get(name);
+        if (n == null || n.isNull()) {
+            return fallback;
+        }
+        if (!n.isBoolean()) {
+            throw malformed("field '" + name + "' must be true or false");
+        }
+        return n.asBoolean();
+    }
+
+    /** A JSON field holding a duration text (or a number of milliseconds), or {@code fallback}. */
+    public static Duration durationField(JsonNode body, String name, Duration fallback) {
+        JsonNode n = body.get(name);
+        if (n == null || n.isNull()) {
+            return fallback;
+        }
+        if (n.isIntegralNumber() && n.canConvertToLong() && n.asLong() >= 0) {
+            return checked(Duration.ofMillis(n.asLong()), name);
+        }
+        if (!n.isTextual()) {
+            throw malformed("field '" + name + "' must be a duration such as \"500ms\", \"30s\", \"5m\" or \"PT1H\"");
+        }
+        return duration(n.asText(), name);
+    }
+
+    /** Parses a duration text ({@code 500ms 90s 15m 24h 7d} or ISO-8601), 0 to 100 years. */
+    public static Duration duration(String text, String what) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        Duration d;
+        try {
+            Matcher m = SHORT.matcher(t);
+            if (m.matches()) {
+                long v = Long.parseLong(m.group(1));
+                d = switch (m.group(2)) {
+                    case "ms" -> Duration.ofMillis(v);
+                    case "s" -> Duration.ofSeconds(v);
+                    case "m" -> Duration.ofMinutes(v);
+                    case "h" -> Duration.ofHours(v);
+                    default -> Duration.ofDays(v);
+                };
+            } else {
+                d = Duration.parse(t.toUpperCase(Locale.ROOT));
+            }
+        } catch (RuntimeException e) {
+            throw malformed("'" + Echo.of(text) + "' (" + what + ") is not a duration; use e.g. 500ms, 30s, 5m, 24h, 7d or PT1H");
+        }
+        return checked(d, what);
+    }
+
+    private static Duration checked(Duration d, String what) {
+        if (d.isNegative() || d.compareTo(MAX_DURATION) > 0) {
+            throw malformed(what + " must be between 0 and 36500 days");
+        }
+        return d;
+    }
+
+    /** A MALFORMED_REQUEST error with {@code problem}. */
+    public static SluiceException malformed(String problem) {
+        return new SluiceException(ErrorCode.MALFORMED_REQUEST, problem);
+    }
+}
