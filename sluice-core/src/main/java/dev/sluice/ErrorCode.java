@@ -358,7 +358,7 @@ public enum ErrorCode {
             "The HTTP server could not start.",
             "The port is taken, the bind address is not one of this host's, or the process may not bind it.",
             "Choose another --port or --bind, or stop what holds the port."),
-    ROUTE_NOT_FOUND(609, Category.NOT_FOUND, false,
+    ROUTE_NOT_FOUND(610, Category.NOT_FOUND, false,
             "No HTTP route has that method and path.",
             "The server serves the API under /api/v1/, the metrics at /metrics and the dashboard at /; the request named "
                     + "none of their routes (or used a method the route does not take).",
