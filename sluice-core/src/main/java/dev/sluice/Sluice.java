@@ -176,6 +176,11 @@ public final class Sluice implements AutoCloseable {
         return new Maintenance(engine);
     }
 
+    /** The schema's API tokens: create, list, revoke, authenticate (a handle; no I/O); see {@link Tokens}. */
+    public Tokens tokens() {
+        return new Tokens(engine);
+    }
+
     /** Operator access to migrations. */
     public Migrations migrations() {
         return new Migrations(engine.migrationAdmin());

@@ -42,6 +42,7 @@ public final class Engine implements AutoCloseable {
     private final ReaderOffsets readerOffsets;
     private final JobStore jobStore;
     private final LockStore lockStore;
+    private final dev.sluice.internal.token.TokenStore tokenStore;
     private final ScheduleStore scheduleStore;
     private final dev.sluice.internal.consume.LogReader logReader;
     private final dev.sluice.internal.fleet.WorkerConfigs workerConfigs;
@@ -100,6 +101,7 @@ public final class Engine implements AutoCloseable {
         this.readerOffsets = new ReaderOffsets(db, streamCatalog, schema);
         this.jobStore = new JobStore(db, schema, this::session);
         this.lockStore = new LockStore(db, schema);
+        this.tokenStore = new dev.sluice.internal.token.TokenStore(db, schema);
         this.scheduleStore = new ScheduleStore(db, schema, migrator, jobStore, streamProducers);
         this.logReader = new dev.sluice.internal.consume.LogReader(db, streamCatalog);
         this.maintenancePass = new dev.sluice.internal.manager.MaintenancePass(db, schema, streamCatalog.quotedSchema(),
@@ -196,6 +198,11 @@ public final class Engine implements AutoCloseable {
 
     public LockStore lockStore() {
         return lockStore;
+    }
+
+    /** The API tokens of the schema. */
+    public dev.sluice.internal.token.TokenStore tokenStore() {
+        return tokenStore;
     }
 
     public ScheduleStore scheduleStore() {

@@ -87,6 +87,11 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     }
 
     @Override
+    public String claimToken() {
+        return row.token().toString();
+    }
+
+    @Override
     public synchronized T payload() {
         if (!decoded) {
             try {
@@ -172,17 +177,40 @@ public final class ClaimedJob<T> implements JobHandle<T> {
 
     @Override
     public boolean complete(byte[] result, String contentType) {
+        checkResult(row.id(), result, contentType, maxResultBytes);
+        return end(result.clone(), contentType);
+    }
+
+    /**
+     * The checks of a result before any round trip (also {@code JobClaim.complete}): at most {@code maxResultBytes},
+     * a content type of 1 to 255 characters without control characters.
+     *
+     * @throws SluiceException {@link ErrorCode#PAYLOAD_TOO_LARGE}, {@link ErrorCode#INVALID_ARGUMENT}
+     */
+    public static void checkResult(long id, byte[] result, String contentType, int maxResultBytes) {
         Objects.requireNonNull(result, "result");
         Objects.requireNonNull(contentType, "contentType");
         if (result.length > maxResultBytes) {
-            throw new SluiceException(ErrorCode.PAYLOAD_TOO_LARGE, "the result of job " + row.id() + " is " + result.length
+            throw new SluiceException(ErrorCode.PAYLOAD_TOO_LARGE, "the result of job " + id + " is " + result.length
                     + " bytes; the queue accepts at most " + maxResultBytes + " (maxPayloadBytes)");
         }
         if (contentType.isEmpty() || contentType.length() > 255 || dev.sluice.internal.text.Echo.firstControl(contentType) >= 0) {
             throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "a result content type is 1 to 255 characters without"
                     + " control characters");
         }
-        return end(result.clone(), contentType);
+    }
+
+    /**
+     * The check of a retry delay (also {@code JobClaim.retry}): 0 to {@link JobEncoder#MAX_DELAY}.
+     *
+     * @throws SluiceException {@link ErrorCode#INVALID_QUEUE_OPTIONS}
+     */
+    public static void checkRetryDelay(Duration delay) {
+        Objects.requireNonNull(delay, "delay");
+        if (delay.isNegative() || delay.compareTo(JobEncoder.MAX_DELAY) > 0) {
+            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "retry delay must be between 0 and "
+                    + JobEncoder.MAX_DELAY + " (got " + delay + ")");
+        }
     }
 
     private boolean end(byte[] result, String contentType) {
@@ -229,11 +257,7 @@ public final class ClaimedJob<T> implements JobHandle<T> {
 
     @Override
     public boolean retry(Duration delay) {
-        Objects.requireNonNull(delay, "delay");
-        if (delay.isNegative() || delay.compareTo(JobEncoder.MAX_DELAY) > 0) {
-            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "retry delay must be between 0 and "
-                    + JobEncoder.MAX_DELAY + " (got " + delay + ")");
-        }
+        checkRetryDelay(delay);
         resolved = true;
         return store.settle(row.id(), row.token(), delay, "retry requested after attempt " + row.attempt(), false)
                 != JobStore.Settled.REFUSED;
