@@ -108,9 +108,9 @@ class PullClaimTest {
         produce("p2", 3, null, 0);
         Map<Long, String> held = claimAll("p2", "g", 3, "3s");
         // Leases end without an outcome: the claims are gone, the messages come again with their attempt counted.
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(15)).until(() -> f.server.pull().liveClaims() == 0);
         for (String claimId : new HashSet<>(held.values())) {
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
-                    http.post("/api/v1/streams/p2/groups/g/claims/" + claimId + ":renew", Map.of()).status() == 409);
+            assertThat(http.post("/api/v1/streams/p2/groups/g/claims/" + claimId + ":renew", Map.of()).code()).isEqualTo("SLU-0605");
             Http.Reply late = outcomes("p2", "g", claimId, List.of(Map.of("id", held.keySet().iterator().next(), "outcome", "success")));
             assertThat(late.status()).isEqualTo(409);
             assertThat(late.code()).isEqualTo("SLU-0605");
