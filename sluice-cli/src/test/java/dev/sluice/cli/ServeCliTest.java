@@ -36,14 +36,16 @@ class ServeCliTest {
         String schema = db.freshSchemaName("cli_serve");
         int port = freePort();
         CompletableFuture<CliTest.Run> run = CompletableFuture.supplyAsync(() -> CliTest.run(db, schema, "serve", "--port",
-                Integer.toString(port), "--demo", "--demo-rate", "200", "--for", "20s", "--maintenance-interval", "1s"));
+                Integer.toString(port), "--demo", "--demo-rate", "200", "--for", "30s", "--maintenance-interval", "1s"));
         Awaitility.await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> get(port, "/api/v1/health").statusCode() == 200);
         // the demo produces, consumes and dead-letters: the overview shows its stream and groups
         Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
             String o = get(port, "/api/v1/overview").body();
             return o.contains("\"demo.orders\"") && o.contains("demo.orders/shipping") && o.contains("demo.emails");
         });
-        assertThat(get(port, "/metrics").body()).contains("sluice_produce_messages_total{stream=\"demo.orders\"}");
+        Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> assertThat(get(port, "/metrics").body())
+                .containsPattern("sluice_produce_messages_total\\{stream=\"demo.orders\"} [1-9]")
+                .containsPattern("sluice_deliveries_total\\{group=\"billing\",outcome=\"success\",stream=\"demo.orders\"} [1-9]"));
         assertThat(get(port, "/api/v1/openapi.json").statusCode()).isEqualTo(200);
         CliTest.Run done = run.get(90, TimeUnit.SECONDS);
         assertThat(done.exit()).as(done.err()).isZero();
