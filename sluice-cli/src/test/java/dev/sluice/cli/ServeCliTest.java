@@ -36,7 +36,7 @@ class ServeCliTest {
         String schema = db.freshSchemaName("cli_serve");
         int port = freePort();
         CompletableFuture<CliTest.Run> run = CompletableFuture.supplyAsync(() -> CliTest.run(db, schema, "serve", "--port",
-                Integer.toString(port), "--demo", "--demo-rate", "200", "--for", "30s", "--maintenance-interval", "1s"));
+                Integer.toString(port), "--demo", "--demo-rate", "200", "--for", "15s", "--maintenance-interval", "1s"));
         Awaitility.await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> get(port, "/api/v1/health").statusCode() == 200);
         // the demo produces, consumes and dead-letters: the overview shows its stream and groups
         Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {

@@ -98,6 +98,14 @@ public final class SluiceServer implements AutoCloseable {
             config.jetty.modifyHttpConfiguration(hc -> {
                 hc.setIdleTimeout(b.idleTimeout.toMillis());
                 hc.setSendServerVersion(false);
+                hc.setRequestHeaderSize(8 * 1024);
+            });
+            config.jetty.modifyServer(server -> {
+                for (org.eclipse.jetty.server.Connector c : server.getConnectors()) {
+                    if (c instanceof org.eclipse.jetty.server.AbstractConnector a) {
+                        a.setIdleTimeout(b.idleTimeout.toMillis());
+                    }
+                }
             });
             config.jetty.modifyServer(server -> server.setStopTimeout(Math.max(1_000, b.drain.toMillis())));
             // Bodies are read only through Requests.body, which enforces each route's limit (413, coded) for declared
@@ -249,6 +257,18 @@ public final class SluiceServer implements AutoCloseable {
         /** How long close() waits for HTTP claims out to get their outcomes (default 5 s). */
         public Builder drain(Duration d) {
             this.drain = Objects.requireNonNull(d, "drain");
+            return this;
+        }
+
+        /**
+         * How long a connection may sit without sending or receiving (default 60 s): a slow or idle client is cut
+         * off instead of holding a worker thread. Long-polls are at most 30 s, below it.
+         */
+        public Builder idleTimeout(Duration d) {
+            if (d.toMillis() < 100 || d.compareTo(Duration.ofMinutes(10)) > 0) {
+                throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "the idle timeout is 100 ms to 10 minutes");
+            }
+            this.idleTimeout = d;
             return this;
         }
 

@@ -81,6 +81,22 @@ class LimitsTest {
     }
 
     @Test
+    void aClientThatSendsHalfARequestIsCutOff() throws Exception {
+        try (SluiceServer quick = SluiceServer.builder(sluice).port(0).idleTimeout(java.time.Duration.ofSeconds(1)).start();
+             Socket s = new Socket("127.0.0.1", quick.port())) {
+            s.setSoTimeout(15_000);
+            s.getOutputStream().write("POST /api/v1/streams/small/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nab"
+                    .getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            long start = System.nanoTime();
+            byte[] answer = s.getInputStream().readAllBytes(); // ends when the server closes the connection
+            assertThat(java.time.Duration.ofNanos(System.nanoTime() - start)).isLessThan(java.time.Duration.ofSeconds(12));
+            assertThat(new String(answer, StandardCharsets.US_ASCII)).doesNotStartWith("HTTP/1.1 201");
+        }
+        assertThat(sluice.stream("small").read(0, 10, dev.sluice.ReadOptions.defaults())).isEmpty();
+    }
+
+    @Test
     void batchesAreCapped() {
         List<Map<String, Object>> many = new ArrayList<>();
         for (int i = 0; i < 1001; i++) {

@@ -205,6 +205,14 @@ public final class PullBridge implements AutoCloseable {
                         groups.remove(e.getKey(), b);
                     }
                     b.stop();
+                    // a claim that slipped in while it stopped holds released messages: it ends now (409 from here on)
+                    claims.values().removeIf(c -> {
+                        if (c.bridge != b) {
+                            return false;
+                        }
+                        c.end(Outcome.retry());
+                        return true;
+                    });
                 }
             }
         } catch (RuntimeException e) {
