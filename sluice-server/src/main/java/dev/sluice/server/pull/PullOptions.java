@@ -16,9 +16,13 @@ import java.time.Duration;
  */
 public record PullOptions(int concurrency, int batchSize, int maxGroups, int maxWaiters, Duration maxWait, Duration defaultLease,
                           Duration maxLease, Duration idleStop) {
-    /** 256 per group, batches of 100, 64 groups, 256 waiters, 30 s waits, 30 s leases (at most 15 min), 30 s idle stop. */
+    /**
+     * 1,024 messages out per group (each a parked handler thread with a small stack: enough for 8 clients claiming
+     * 100 at a time with room for the next ranges), batches of 100, 64 groups, 256 waiters, 30 s waits, 30 s leases
+     * (at most 15 min), 30 s idle stop.
+     */
     public static PullOptions defaults() {
-        return new PullOptions(256, 100, 64, 256, Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofMinutes(15),
+        return new PullOptions(1024, 100, 64, 256, Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofMinutes(15),
                 Duration.ofSeconds(30));
     }
 
