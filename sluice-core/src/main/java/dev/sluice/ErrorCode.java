@@ -358,6 +358,12 @@ public enum ErrorCode {
             "The HTTP server could not start.",
             "The port is taken, the bind address is not one of this host's, or the process may not bind it.",
             "Choose another --port or --bind, or stop what holds the port."),
+    TOKEN_NAME_TAKEN(609, Category.CONFLICT, false,
+            "An active API token already has that name.",
+            "Token names are unique among active tokens: 'sluice token create --name' (or Tokens.create) named one that "
+                    + "an active token uses. No token was created. A revoked token's name is free again.",
+            "Pick another name, revoke the token that holds it ('sluice token revoke NAME'), or leave the name out to "
+                    + "get a generated one."),
     ROUTE_NOT_FOUND(610, Category.NOT_FOUND, false,
             "No HTTP route has that method and path.",
             "The server serves the API under /api/v1/, the metrics at /metrics and the dashboard at /; the request named "

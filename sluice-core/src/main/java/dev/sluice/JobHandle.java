@@ -29,6 +29,13 @@ public interface JobHandle<T> {
     String queue();
 
     /**
+     * This claim's token, as text (a UUID): with {@link #id()} it names the claim to {@link Queue#claimed(long, String)},
+     * so another process (a stateless HTTP worker) can resolve or heartbeat it. Whoever knows it can resolve the job:
+     * treat it as a secret of the claimer.
+     */
+    String claimToken();
+
+    /**
      * The payload, decoded on first use.
      *
      * @throws SluiceException {@link ErrorCode#PAYLOAD_NOT_DECODABLE} when the stored bytes do not decode

@@ -158,15 +158,64 @@ public final class Queue<T> {
      * @return the claimed jobs in claim order (fewer than {@code n}, or none, when fewer are due)
      */
     public List<JobHandle<T>> claim(int n) {
-        if (n < 1 || n > MAX_CLAIM) {
-            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "claim takes 1 to " + MAX_CLAIM + " jobs (got " + n + ")");
-        }
+        checkClaimSize(n);
         JobStore store = store();
         List<JobHandle<T>> out = new ArrayList<>();
         for (JobStore.Claimed c : store.claim(name, n, sluice.clientId())) {
             out.add(new ClaimedJob<>(store, c, serde, options.maxPayloadBytes()));
         }
         return out;
+    }
+
+    /**
+     * Like {@link #claim(int)}, but when nothing is due it waits up to {@code wait} for jobs: woken by the queue's
+     * enqueue wake-ups (LISTEN/NOTIFY on the client's session connection, the same the workers use), when a delayed
+     * job comes due, and by a fallback poll (5 s; 1 s while the session is down). It returns as soon as at least one
+     * job was claimed, or empty at the deadline (or when the calling thread is interrupted, its flag set again). The
+     * wait runs on the calling thread — no thread is started, nothing spins — and any number of threads may wait at
+     * once: the waiters of a queue share one wake-up registration, and one wake-up lets one of them claim (a claim
+     * that came back full lets the next one claim too).
+     *
+     * @param n    at most this many jobs (1 to 1000)
+     * @param wait how long to wait for a due job (0 to 60 s; 0 is {@link #claim(int)})
+     * @throws SluiceException {@link ErrorCode#INVALID_QUEUE_OPTIONS} for {@code n} or {@code wait} out of range
+     */
+    public List<JobHandle<T>> claim(int n, java.time.Duration wait) {
+        checkClaimSize(n);
+        if (wait == null || wait.isNegative() || wait.compareTo(JobStore.MAX_CLAIM_WAIT) > 0) {
+            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "a claim waits 0 to " + JobStore.MAX_CLAIM_WAIT.toSeconds()
+                    + " s (got " + wait + ")");
+        }
+        JobStore store = store();
+        List<JobHandle<T>> out = new ArrayList<>();
+        for (JobStore.Claimed c : store.claim(name, n, sluice.clientId(), wait)) {
+            out.add(new ClaimedJob<>(store, c, serde, options.maxPayloadBytes()));
+        }
+        return out;
+    }
+
+    /**
+     * The claim of job {@code jobId} under {@code claimToken} ({@link JobHandle#claimToken()}), to resolve or heartbeat
+     * it from elsewhere — a stateless HTTP worker that reports back later; see {@link JobClaim}. No statement runs here
+     * beyond the client's first check of the control plane; the claim's validity is checked by each operation, which
+     * returns false (or empty) when the claim is not held. Results are limited by this handle's maxPayloadBytes.
+     *
+     * @throws SluiceException {@link ErrorCode#INVALID_ARGUMENT} for a job id below 1 or a token that is not a UUID in
+     *                         its canonical form (the token is not repeated in the message),
+     *                         {@link ErrorCode#INVALID_NAME} for a bad queue name
+     */
+    public JobClaim claimed(long jobId, String claimToken) {
+        if (jobId < 1) {
+            throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "a job id is at least 1 (got " + jobId + ")");
+        }
+        java.util.UUID token = JobClaim.parseToken(claimToken);
+        return new JobClaim(store(), jobId, token, options.maxPayloadBytes());
+    }
+
+    private static void checkClaimSize(int n) {
+        if (n < 1 || n > MAX_CLAIM) {
+            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "claim takes 1 to " + MAX_CLAIM + " jobs (got " + n + ")");
+        }
     }
 
     /** Starts a worker with the default options; see {@link #work(JobHandler, WorkOptions)}. */

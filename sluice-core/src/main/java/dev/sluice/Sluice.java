@@ -27,6 +27,8 @@ public final class Sluice implements AutoCloseable {
     public static final java.time.Duration DEFAULT_MAINTENANCE_INTERVAL = java.time.Duration.ofSeconds(60);
     /** Default retention of instance snapshots past their expiry ({@link Builder#instanceLogRetention}). */
     public static final java.time.Duration DEFAULT_INSTANCE_LOG_RETENTION = java.time.Duration.ofHours(24);
+    /** Default interval of the gauges' refresh ({@link Builder#meterRefresh}). */
+    public static final java.time.Duration DEFAULT_METER_REFRESH = java.time.Duration.ofSeconds(15);
 
     private final String schema;
     private final boolean allowDestroy;
@@ -44,7 +46,9 @@ public final class Sluice implements AutoCloseable {
         this.engine = new dev.sluice.internal.Engine(b.dataSource, schema, clientId, migrate, b.forceSchema, b.steps,
                 b.schedulerThreads, b.handlerThreads,
                 (stream, serde) -> stream(stream).producer(ProducerConfig.defaults().withSerde(serde)),
-                new dev.sluice.internal.Engine.Settings(b.maintenance, b.fleetLease, b.maintenanceInterval, b.instanceLogRetention));
+                new dev.sluice.internal.Engine.Settings(b.maintenance, b.fleetLease, b.maintenanceInterval, b.instanceLogRetention,
+                        b.meterRefresh),
+                dev.sluice.internal.metrics.Meters.of(b.meterRegistry));
     }
 
     /** A builder for a client. */
@@ -176,6 +180,11 @@ public final class Sluice implements AutoCloseable {
         return new Maintenance(engine);
     }
 
+    /** The schema's API tokens: create, list, revoke, authenticate (a handle; no I/O); see {@link Tokens}. */
+    public Tokens tokens() {
+        return new Tokens(engine);
+    }
+
     /** Operator access to migrations. */
     public Migrations migrations() {
         return new Migrations(engine.migrationAdmin());
@@ -220,6 +229,9 @@ public final class Sluice implements AutoCloseable {
         private java.time.Duration fleetLease = DEFAULT_FLEET_LEASE;
         private java.time.Duration maintenanceInterval = DEFAULT_MAINTENANCE_INTERVAL;
         private java.time.Duration instanceLogRetention = DEFAULT_INSTANCE_LOG_RETENTION;
+        /** An {@code io.micrometer.core.instrument.MeterRegistry}, or null: typed Object so no Micrometer class loads without one. */
+        private Object meterRegistry;
+        private java.time.Duration meterRefresh = DEFAULT_METER_REFRESH;
 
         private Builder() {
         }
@@ -353,6 +365,33 @@ public final class Sluice implements AutoCloseable {
         public Builder instanceLogRetention(java.time.Duration retention) {
             this.instanceLogRetention = within("instanceLogRetention", retention, java.time.Duration.ofSeconds(1),
                     java.time.Duration.ofDays(365));
+            return this;
+        }
+
+        /**
+         * Registers this client's meters in {@code registry} (docs/metrics.md): counters of produced messages
+         * ({@code sluice.produce.messages}, {@code sluice.produce.duplicates}), of deliveries by outcome
+         * ({@code sluice.deliveries}) and of job attempts by outcome ({@code sluice.jobs}); handler timers with percentile
+         * histograms ({@code sluice.handler}, {@code sluice.job.handler}); and gauges of every group's lag, backlog and dead
+         * letters and every queue's jobs by state ({@code sluice.consumer.lag.messages},
+         * {@code sluice.consumer.backlog.messages}, {@code sluice.dead.letters}, {@code sluice.queue.jobs}), refreshed every
+         * {@link #meterRefresh} by one statement for the whole schema on the client's shared scheduler (scheduled when the
+         * client is built; its reads never run in {@code build()}). Without a registry (the default) nothing is measured
+         * and Micrometer need not be on the classpath.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
+            return this;
+        }
+
+        /**
+         * How often the gauges read their figures when a {@link #meterRegistry} is given (default 15 s; 100 ms to 1 h).
+         * The figures are the manager's metric snapshots, taken every {@link #maintenanceInterval}.
+         *
+         * @throws SluiceException {@link ErrorCode#INVALID_CONFIG} outside the range
+         */
+        public Builder meterRefresh(java.time.Duration every) {
+            this.meterRefresh = within("meterRefresh", every, java.time.Duration.ofMillis(100), java.time.Duration.ofHours(1));
             return this;
         }
 

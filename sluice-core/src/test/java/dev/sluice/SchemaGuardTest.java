@@ -81,7 +81,7 @@ class SchemaGuardTest {
         String schema = db.freshSchemaName("precreated");
         db.execute("CREATE SCHEMA " + schema);
         try (Sluice sluice = client(db, schema, false)) {
-            assertThat(sluice.system().register().version()).isEqualTo(5);
+            assertThat(sluice.system().register().version()).isEqualTo(6);
         }
         assertThat(new PgCatalog(db, schema).tables()).containsExactlyElementsOf(SystemRegistrationTest.CONTROL_PLANE);
     }

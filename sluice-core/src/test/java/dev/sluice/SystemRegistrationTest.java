@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 @SluiceTest
 class SystemRegistrationTest {
-    static final List<String> CONTROL_PLANE = List.of("consumer_group_config", "job", "job_dead", "job_dependency", "job_event", "job_run", "lock", "maintenance_sweep",
+    static final List<String> CONTROL_PLANE = List.of("api_token", "consumer_group_config", "job", "job_dead", "job_dependency", "job_event", "job_run", "lock", "maintenance_sweep",
             "metric_snapshot", "migration_log", "schedule_config", "schedule_cursor", "shard_lease", "stream_config", "stream_config_log", "stream_reader_offset", "system_config",
             "worker_config", "worker_config_log", "worker_instance", "worker_instance_log");
 
@@ -35,7 +35,7 @@ class SystemRegistrationTest {
         SystemInfo info = sluice.system().register();
 
         assertThat(info.schema()).isEqualTo(db.schema());
-        assertThat(info.version()).as("V001 control plane, V002 schedules, V003 fleet, V004 shards, V005 job runs").isEqualTo(5).isEqualTo(info.codeVersion());
+        assertThat(info.version()).as("V001 control plane, V002 schedules, V003 fleet, V004 shards, V005 job runs, V006 api tokens").isEqualTo(6).isEqualTo(info.codeVersion());
         assertThat(new PgCatalog(db, db.schema()).tables()).containsExactlyElementsOf(CONTROL_PLANE);
         assertThat(sluice.system().get()).contains(info);
     }
@@ -50,7 +50,7 @@ class SystemRegistrationTest {
         assertThat(second).isEqualTo(first);
         PgCatalog cat = new PgCatalog(db, schema);
         assertThat(cat.count("SELECT count(*) FROM \"" + schema + "\".system_config")).isEqualTo(1);
-        assertThat(cat.count("SELECT count(*) FROM \"" + schema + "\".migration_log")).as("one ledger row per control-plane step").isEqualTo(5);
+        assertThat(cat.count("SELECT count(*) FROM \"" + schema + "\".migration_log")).as("one ledger row per control-plane step").isEqualTo(6);
     }
 
     @Test
@@ -80,7 +80,7 @@ class SystemRegistrationTest {
             PgCatalog cat = new PgCatalog(db, schema);
             assertThat(cat.tables()).containsExactlyElementsOf(CONTROL_PLANE);
             assertThat(cat.count("SELECT count(*) FROM \"" + schema + "\".system_config")).isEqualTo(1);
-            assertThat(cat.count("SELECT count(*) FROM \"" + schema + "\".migration_log")).as("one ledger row per control-plane step").isEqualTo(5);
+            assertThat(cat.count("SELECT count(*) FROM \"" + schema + "\".migration_log")).as("one ledger row per control-plane step").isEqualTo(6);
         }
     }
 

@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
 @Command(name = "bench", description = "Benchmarks that report ours beside a reference measured in the same run.",
         subcommands = {BenchProduceCommand.class, BenchE2eCommand.class, BenchFanoutCommand.class,
                 BenchLatencyCommand.class, BenchIdleCommand.class, BenchBacklogCommand.class, BenchQueueCommand.class,
-                BenchAwaitCommand.class,
+                BenchAwaitCommand.class, BenchHttpCommand.class,
                 BenchSoakCommand.class, BenchRebalanceCommand.class,
                 LabCommand.class})
 final class BenchCommand {

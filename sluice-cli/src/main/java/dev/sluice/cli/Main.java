@@ -13,7 +13,7 @@ import picocli.CommandLine.Mixin;
  */
 @Command(name = "sluice", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "PostgreSQL-native streams, queues and schedules for the JVM.",
-        subcommands = {SystemCommand.class, StreamCommand.class, ConsumerCommand.class, QueueCommand.class, LockCommand.class, ScheduleCommand.class, DemoCommand.class, ServeCommand.class, MigrateCommand.class, ExplainCommand.class,
+        subcommands = {SystemCommand.class, StreamCommand.class, ConsumerCommand.class, QueueCommand.class, LockCommand.class, TokenCommand.class, ScheduleCommand.class, DemoCommand.class, ServeCommand.class, MigrateCommand.class, ExplainCommand.class,
                 DbCommand.class, FleetCommand.class, MaintenanceCommand.class,
                 BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {

@@ -56,7 +56,7 @@ class CliTest {
         Run registered = run(db, schema, "system", "register", "-o", "json");
         assertThat(registered.exit()).isZero();
         assertThat(registered.json().get("schema").asText()).isEqualTo(schema);
-        assertThat(registered.json().get("version").asInt()).as("control plane V005 (job runs)").isEqualTo(5);
+        assertThat(registered.json().get("version").asInt()).as("control plane V006 (api tokens)").isEqualTo(6);
         assertThat(run(db, schema, "system", "register").exit()).isZero();
         Run got = run(db, schema, "system", "get");
         assertThat(got.exit()).isZero();

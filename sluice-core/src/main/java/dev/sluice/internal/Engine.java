@@ -18,8 +18,6 @@ import dev.sluice.internal.schedule.ScheduleStore;
 import dev.sluice.internal.schema.Migrator;
 import dev.sluice.internal.schema.SchemaSteps;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import javax.sql.DataSource;
 
 /**
@@ -42,6 +40,7 @@ public final class Engine implements AutoCloseable {
     private final ReaderOffsets readerOffsets;
     private final JobStore jobStore;
     private final LockStore lockStore;
+    private final dev.sluice.internal.token.TokenStore tokenStore;
     private final ScheduleStore scheduleStore;
     private final dev.sluice.internal.consume.LogReader logReader;
     private final dev.sluice.internal.fleet.WorkerConfigs workerConfigs;
@@ -56,34 +55,42 @@ public final class Engine implements AutoCloseable {
     private final Tracker tracker = new Tracker();
     private final ClientRuntime runtime;
     private volatile ClientSession session;
-    private volatile ExecutorService maintenance;
+    private final dev.sluice.internal.runtime.OnDemandThread maintenance;
     /** Set once the control plane was found current; queues and locks check it before their first statement. */
     private volatile boolean controlPlaneChecked;
+    /** The client's meters (no-ops without a registry; docs/metrics.md). */
+    private final dev.sluice.internal.metrics.Meters meters;
+    /** The refresh of the gauges, on the shared scheduler (null without a registry). */
+    private final dev.sluice.internal.metrics.MeterRefresh meterRefresh;
 
     /**
-     * @param streamProducers how schedule fires reach a stream: through the client's own producer of that stream
-     *                        and payload serde
-     */
-    /**
-     * The fleet and maintenance settings of a client.
+     * The fleet, maintenance and meter settings of a client.
      *
      * @param maintenance         whether the client competes for the schema's manager
      * @param fleetLease          how long a fleet instance stays live without a heartbeat (beats every third of it)
      * @param maintenanceInterval how often the manager runs a maintenance pass
      * @param snapshotRetention   how long instance snapshots are kept past their recorded expiry
+     * @param meterRefresh        how often the gauges' figures are read (with a registry)
      */
     public record Settings(boolean maintenance, java.time.Duration fleetLease, java.time.Duration maintenanceInterval,
-                           java.time.Duration snapshotRetention) {
+                           java.time.Duration snapshotRetention, java.time.Duration meterRefresh) {
     }
 
+    /**
+     * @param streamProducers how schedule fires reach a stream: through the client's own producer of that stream
+     *                        and payload serde
+     * @param meters          the client's meters; with a registry the gauges' refresh is scheduled here (its reads run
+     *                        on the shared scheduler, none in the constructor)
+     */
     public Engine(DataSource dataSource, String schema, String clientId, boolean migrate, boolean forceSchema,
                   SchemaSteps steps, int schedulerThreads, int handlerThreads,
-                  ScheduleStore.Producers streamProducers, Settings settings) {
+                  ScheduleStore.Producers streamProducers, Settings settings, dev.sluice.internal.metrics.Meters meters) {
         this.settings = settings;
         this.schema = schema;
         this.clientId = clientId;
         this.migrate = migrate;
         this.runtime = new ClientRuntime(schema, schedulerThreads, handlerThreads);
+        this.maintenance = new dev.sluice.internal.runtime.OnDemandThread("sluice-maintenance-" + schema);
         this.db = new Db(dataSource);
         Migrator migrator = new Migrator(schema, clientId, steps).forceSchema(forceSchema);
         this.systemCatalog = new SystemCatalog(db, schema, migrator);
@@ -100,6 +107,7 @@ public final class Engine implements AutoCloseable {
         this.readerOffsets = new ReaderOffsets(db, streamCatalog, schema);
         this.jobStore = new JobStore(db, schema, this::session);
         this.lockStore = new LockStore(db, schema);
+        this.tokenStore = new dev.sluice.internal.token.TokenStore(db, schema);
         this.scheduleStore = new ScheduleStore(db, schema, migrator, jobStore, streamProducers);
         this.logReader = new dev.sluice.internal.consume.LogReader(db, streamCatalog);
         this.maintenancePass = new dev.sluice.internal.manager.MaintenancePass(db, schema, streamCatalog.quotedSchema(),
@@ -108,6 +116,18 @@ public final class Engine implements AutoCloseable {
                 // Streams at another family version than this code's are left out (their statements may not fit).
                 () -> streamCatalog.list().stream().filter(s -> s.familyVersion() == streamCatalog.familyCodeVersion()).toList(),
                 groupRegistry::list, () -> jobStore.listing().queues(), settings.snapshotRetention());
+        this.meters = meters;
+        this.meterRefresh = !meters.gauged() ? null : new dev.sluice.internal.metrics.MeterRefresh(db,
+                streamCatalog.quotedSchema(), this::controlPlaneInstalled, maintenancePass::currentMetrics, meters,
+                settings.meterRefresh(), runtime);
+        if (meterRefresh != null) {
+            meterRefresh.start();
+        }
+    }
+
+    /** The refresh of the gauges, or null without a registry. */
+    public dev.sluice.internal.metrics.MeterRefresh meterRefresh() {
+        return meterRefresh;
     }
 
     public dev.sluice.internal.fleet.WorkerConfigs workerConfigs() {
@@ -198,6 +218,11 @@ public final class Engine implements AutoCloseable {
         return lockStore;
     }
 
+    /** The API tokens of the schema. */
+    public dev.sluice.internal.token.TokenStore tokenStore() {
+        return tokenStore;
+    }
+
     public ScheduleStore scheduleStore() {
         return scheduleStore;
     }
@@ -222,23 +247,9 @@ public final class Engine implements AutoCloseable {
         return s;
     }
 
-    /** The client's single background thread for maintenance (partitions ahead), started on first use. */
+    /** The client's single background thread for maintenance (partitions ahead), started by its first task. */
     public Executor maintenance() {
-        ExecutorService m = maintenance;
-        if (m == null) {
-            synchronized (this) {
-                m = maintenance;
-                if (m == null) {
-                    m = Executors.newSingleThreadExecutor(r -> {
-                        Thread t = new Thread(r, "sluice-maintenance-" + schema);
-                        t.setDaemon(true);
-                        return t;
-                    });
-                    maintenance = m;
-                }
-            }
-        }
-        return m;
+        return maintenance;
     }
 
     /**
@@ -352,13 +363,14 @@ public final class Engine implements AutoCloseable {
         if (ref.config().partitioned()) { // a member: its buckets through shard leases of this client's heartbeat
             dev.sluice.internal.consume.PartitionConsumer<T> p = new dev.sluice.internal.consume.PartitionConsumer<>(db, schema,
                     ref, handler, options, serde, accept, this::session, runtime, gate,
-                    change -> new ShardBuckets(shardLeases.join(ref.groupId(), ref.config().partitions(), gate::instanceId, change)));
+                    change -> new ShardBuckets(shardLeases.join(ref.groupId(), ref.config().partitions(), gate::instanceId, change)),
+                    meters.consumer(ref.streamName(), ref.groupName()));
             consumer = p;
             start = p::start;
             onClose = p::onClose;
         } else {
             dev.sluice.internal.consume.GroupConsumer<T> g = new dev.sluice.internal.consume.GroupConsumer<>(db, schema, ref,
-                    handler, options, serde, accept, this::session, runtime, gate);
+                    handler, options, serde, accept, this::session, runtime, gate, meters.consumer(ref.streamName(), ref.groupName()));
             consumer = g;
             start = g::start;
             onClose = g::onClose;
@@ -397,7 +409,7 @@ public final class Engine implements AutoCloseable {
                 options, maxResultBytes, options.wakeups() ? this::session : null, clientId, runtime, () -> {
                     untrack(self.get());
                     gate.leave();
-                }, gate);
+                }, gate, meters.worker(queue));
         self.set(w);
         track(w); // closes w again when refused
         gate.set(join(dev.sluice.internal.fleet.WorkerKey.queue(queue), w));
@@ -412,7 +424,8 @@ public final class Engine implements AutoCloseable {
     public <T> dev.sluice.Producer<T> producer(String stream, Class<T> payloadType, dev.sluice.ProducerConfig config) {
         java.util.concurrent.atomic.AtomicReference<dev.sluice.Producer<T>> self = new java.util.concurrent.atomic.AtomicReference<>();
         dev.sluice.Producer<T> p = new dev.sluice.internal.produce.DefaultProducer<>(db, streamCatalog, schema, stream,
-                payloadType, config, maintenance(), () -> untrack(self.get()), this::committedLocally);
+                payloadType, config, maintenance(), () -> untrack(self.get()), this::committedLocally,
+                meters.producer(stream));
         self.set(p);
         track(p); // closes p again when refused
         return p;
@@ -465,12 +478,15 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Closes every tracked part (newest first), then the manager candidacy and the fleet heartbeat (their rows are
-     * deleted, so standbys take over at once), the runtime, the maintenance thread and the session.
+     * Closes every tracked part (newest first), then the gauges' refresh, the manager candidacy and the fleet heartbeat
+     * (their rows are deleted, so standbys take over at once), the runtime, the maintenance thread and the session.
      */
     @Override
     public void close() {
         tracker.closeAll();
+        if (meterRefresh != null) {
+            meterRefresh.close(); // the gauges go; counters and timers stay in the registry
+        }
         dev.sluice.internal.manager.Manager candidacy;
         synchronized (this) {
             candidacy = manager;
@@ -481,10 +497,7 @@ public final class Engine implements AutoCloseable {
         shardLeases.close();
         instances.close();
         runtime.close();
-        ExecutorService m = maintenance;
-        if (m != null) {
-            m.shutdown();
-        }
+        maintenance.shutdown();
         ClientSession s = session;
         if (s != null) {
             s.close();

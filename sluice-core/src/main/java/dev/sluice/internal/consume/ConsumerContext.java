@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What every part of one running consumption shares: the group, its statement owners, this consumer's lease
- * token and lease length, its options, counters, and a rate-limited warning.
+ * token and lease length, its options, counters (and the group's meters), and a rate-limited warning.
  */
 final class ConsumerContext {
     static final Logger log = LoggerFactory.getLogger(GroupConsumer.class);
@@ -25,11 +25,12 @@ final class ConsumerContext {
     final DeliveryLogMode logMode;
     final UUID token = UUID.randomUUID();
     final double leaseSeconds;
-    final ConsumerStats stats = new ConsumerStats();
+    final ConsumerStats stats;
     private volatile long lastWarn;
 
-    ConsumerContext(Db db, GroupRef g, ConsumeOptions o) {
+    ConsumerContext(Db db, GroupRef g, ConsumeOptions o, dev.sluice.internal.metrics.DeliveryMeters meters) {
         this.db = db;
+        this.stats = new ConsumerStats(meters);
         this.g = g;
         this.sql = ConsumeSql.of(g.tables());
         this.o = o;

@@ -1,10 +1,16 @@
 package dev.sluice.internal.consume;
 
 import dev.sluice.ConsumptionStats;
+import dev.sluice.internal.metrics.DeliveryMeters;
+import dev.sluice.internal.metrics.DeliveryOutcome;
 import java.util.concurrent.atomic.LongAdder;
 
-/** The counters of one running consumption ({@link GroupConsumer#stats()}). */
+/**
+ * The counters of one running consumption ({@link GroupConsumer#stats()}), and its group's meters (looked up once, when
+ * the consumption is built; no-ops without a registry).
+ */
 final class ConsumerStats {
+    final DeliveryMeters meters;
     final LongAdder delivered = new LongAdder();
     final LongAdder succeeded = new LongAdder();
     final LongAdder retried = new LongAdder();
@@ -18,13 +24,29 @@ final class ConsumerStats {
     final LongAdder rangesReclaimed = new LongAdder();
     final LongAdder leasesLost = new LongAdder();
 
-    /** Counts an outcome by its kind. */
+    ConsumerStats(DeliveryMeters meters) {
+        this.meters = meters;
+    }
+
+    /** Counts an outcome by its kind (here and in {@code sluice.deliveries}). */
     void count(Outcomes.Kind kind) {
         switch (kind) {
-            case SUCCEEDED -> succeeded.increment();
-            case DELAYED -> delayed.increment();
-            case RETRIED -> retried.increment();
-            case DEAD -> dead.increment();
+            case SUCCEEDED -> {
+                succeeded.increment();
+                meters.count(DeliveryOutcome.SUCCESS);
+            }
+            case DELAYED -> {
+                delayed.increment();
+                meters.count(DeliveryOutcome.DELAY);
+            }
+            case RETRIED -> {
+                retried.increment();
+                meters.count(DeliveryOutcome.RETRY);
+            }
+            case DEAD -> {
+                dead.increment();
+                meters.count(DeliveryOutcome.TERMINAL);
+            }
         }
     }
 

@@ -53,7 +53,7 @@ final class Delivery<T> {
         return false;
     }
 
-    /** Decodes and runs the handler; a throw is a retry, an undecodable payload is terminal. */
+    /** Decodes and runs the handler (timed in {@code sluice.handler}); a throw is a retry, an undecodable payload is terminal. */
     Outcome deliver(Fetched f, int attempt, int delays) {
         T payload;
         try {
@@ -65,6 +65,7 @@ final class Delivery<T> {
         Message<T> m = new Message<>(f.id(), payload, f.messageKey(), f.routingKey(), dev.sluice.internal.text.Headers.decode(f.headersJson()),
                 attempt, delays, f.createdAt(), f.schemaVersion());
         ctx.stats.delivered.increment();
+        long start = System.nanoTime();
         try {
             Outcome out = handler.handle(m);
             return out == null ? Outcome.success() : out;
@@ -73,6 +74,8 @@ final class Delivery<T> {
                 ConsumerContext.log.error("handler threw an Error: group={} message={}", ctx.g.groupName(), f.id(), e);
             }
             return new Outcome.Retry(null, e);
+        } finally {
+            ctx.stats.meters.handled(System.nanoTime() - start);
         }
     }
 

@@ -8,6 +8,7 @@ import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.jdbc.Sql;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -21,7 +22,8 @@ import java.util.function.Supplier;
  *
  * <p>Cost grows with work: the heads of every stream come from one catalog read, and a stream whose head did
  * not move and whose groups were all caught up with nothing retrying is not read again, except on every
- * {@link #FULL_EVERY}-th pass (which also drops the rows of streams and groups that are gone).
+ * {@link #FULL_EVERY}-th pass (which also drops the rows of streams and groups that are gone). {@link #current()} takes the
+ * same figures in full without writing them (a client's gauges while no manager is live).
  */
 final class MetricSnapshots {
     /** Every this many passes every stream is read, idle or not. */
@@ -69,10 +71,33 @@ final class MetricSnapshots {
     /** Takes the pass's snapshots; returns how many rows it wrote. */
     long take() {
         boolean full = passes++ % FULL_EVERY == 0;
+        Rows rows = collect(full, true);
+        String[] kinds = full ? new String[] {"stream", "group", "queue"} : new String[] {"queue"};
+        return db.autoCommit("write metric snapshots", c -> {
+            int n = rows.size() == 0 ? 0 : Sql.update(c, upsert, rows.kind(), rows.name(), rows.col(0), rows.col(1),
+                    rows.col(2), rows.col(3), rows.col(4), rows.col(5), rows.col(6), rows.col(7));
+            Sql.update(c, dropStale, Sql.array("text", kinds), Sql.array("text", rows.seen));
+            return (long) n;
+        });
+    }
+
+    /**
+     * The figures of every stream, group and queue now, taken with the same reads as a pass (in full) and not written:
+     * for a client's gauges while no manager is live ({@code internal.metrics.MeterRefresh}). Leaves the pass's memory
+     * of quiet streams alone.
+     */
+    List<MetricSnapshot> current() {
+        return collect(true, false).snapshots(Instant.now());
+    }
+
+    /**
+     * The rows of every stream (only those not quiet unless {@code full}), their groups and every queue;
+     * {@code remember}: update which streams are quiet (the pass's own reads only).
+     */
+    private Rows collect(boolean full, boolean remember) {
         dev.sluice.internal.maint.StreamHeads headNow = db.autoCommit("read stream heads",
                 c -> dev.sluice.internal.maint.StreamHeads.read(c, schema));
         Rows rows = new Rows();
-        List<String> seen = new ArrayList<>();
         for (StreamInfo s : streams.get()) {
             long head = headNow.of(s.id());
             Long quietHead = quiet.get(s.id());
@@ -80,32 +105,23 @@ final class MetricSnapshots {
                 continue;
             }
             rows.add("stream", s.name(), head, null, null, null, null, null, null, null);
-            seen.add("stream:" + s.name());
             boolean moving = false;
             for (GroupInfo g : groups.apply(s)) {
                 long retrying = g.ready() + g.deferred() + g.inflight();
                 rows.add("group", s.name() + "/" + g.name(), g.head(), g.committed(), g.lag(), Math.max(0, g.head() - g.claimed()),
                         retrying, g.dead(), null, null);
-                seen.add("group:" + s.name() + "/" + g.name());
                 moving |= g.lag() > 0 || retrying > 0 || g.openRanges() > 0;
             }
-            if (moving) {
+            if (remember && moving) {
                 quiet.remove(s.id());
-            } else {
+            } else if (remember) {
                 quiet.put(s.id(), head);
             }
         }
         for (QueueInfo q : queues.get()) {
             rows.add("queue", q.name(), null, null, null, null, null, q.dead(), q.pending(), q.processing());
-            seen.add("queue:" + q.name());
         }
-        String[] kinds = full ? new String[] {"stream", "group", "queue"} : new String[] {"queue"};
-        return db.autoCommit("write metric snapshots", c -> {
-            int n = rows.size() == 0 ? 0 : Sql.update(c, upsert, rows.kind(), rows.name(), rows.col(0), rows.col(1),
-                    rows.col(2), rows.col(3), rows.col(4), rows.col(5), rows.col(6), rows.col(7));
-            Sql.update(c, dropStale, Sql.array("text", kinds), Sql.array("text", seen));
-            return (long) n;
-        });
+        return rows;
     }
 
     /** Every snapshot, by kind and name. */
@@ -125,6 +141,8 @@ final class MetricSnapshots {
         private final List<String> kinds = new ArrayList<>();
         private final List<String> names = new ArrayList<>();
         private final List<List<Long>> cols = new ArrayList<>();
+        /** {@code kind:name} of every row, for the delete of rows no longer seen. */
+        final List<String> seen = new ArrayList<>();
 
         Rows() {
             for (int i = 0; i < 8; i++) {
@@ -135,9 +153,24 @@ final class MetricSnapshots {
         void add(String kind, String name, Long... values) {
             kinds.add(kind);
             names.add(name);
+            seen.add(kind + ":" + name);
             for (int i = 0; i < 8; i++) {
                 cols.get(i).add(values[i]);
             }
+        }
+
+        /** The rows as snapshots taken at {@code at} (no rate: there is no previous one). */
+        List<MetricSnapshot> snapshots(Instant at) {
+            List<MetricSnapshot> out = new ArrayList<>(size());
+            for (int i = 0; i < size(); i++) {
+                out.add(new MetricSnapshot(kinds.get(i), names.get(i), at, value(0, i), value(1, i), value(2, i), value(3, i),
+                        value(4, i), value(5, i), value(6, i), value(7, i), null));
+            }
+            return out;
+        }
+
+        private Long value(int col, int row) {
+            return cols.get(col).get(row);
         }
 
         int size() {

@@ -42,14 +42,18 @@ public final class DefaultProducer<T> implements Producer<T> {
     private volatile boolean closed;
     /** Told the stream id after each commit of our own transaction (wakes this process's consumers). */
     private final LongConsumer committed;
+    /** The stream's counters (no-ops without a registry): messages and duplicates of our own commits. */
+    private final dev.sluice.internal.metrics.ProducerMeters meters;
 
     private record Resolved(StreamTarget target, PartitionKeeper keeper) {
     }
 
     @SuppressWarnings("unchecked")
     public DefaultProducer(Db db, StreamCatalog catalog, String schema, String streamName, Class<T> payloadType,
-                           ProducerConfig config, Executor background, Runnable onClose, LongConsumer committed) {
+                           ProducerConfig config, Executor background, Runnable onClose, LongConsumer committed,
+                           dev.sluice.internal.metrics.ProducerMeters meters) {
         this.db = db;
+        this.meters = meters;
         this.catalog = catalog;
         this.schema = schema;
         this.streamName = streamName;
@@ -252,6 +256,7 @@ public final class DefaultProducer<T> implements Producer<T> {
                     }
                 });
                 committed.accept(r.target().id());
+                count(out);
                 return out;
             } catch (SluiceException e) {
                 if (e.code() == ErrorCode.PARTITION_UNAVAILABLE && attempt == 1) {
@@ -264,6 +269,20 @@ public final class DefaultProducer<T> implements Producer<T> {
                 throw e;
             }
         }
+    }
+
+    /**
+     * Counts a committed transaction's messages in the stream's meters: new ones and idempotent repeats apart. Only our
+     * own transactions are counted; {@link #produceInTransaction} cannot see whether the caller commits.
+     */
+    private void count(List<Produced> out) {
+        int duplicates = 0;
+        for (int i = 0; i < out.size(); i++) {
+            if (out.get(i).duplicate()) {
+                duplicates++;
+            }
+        }
+        meters.committed(out.size() - duplicates, duplicates);
     }
 
     /**

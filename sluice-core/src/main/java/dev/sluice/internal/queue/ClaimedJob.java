@@ -5,6 +5,9 @@ import dev.sluice.JobHandle;
 import dev.sluice.Serde;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.jdbc.ErrorText;
+import dev.sluice.internal.metrics.JobMeters;
+import dev.sluice.internal.metrics.JobOutcome;
+import dev.sluice.internal.metrics.NoMeters;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -24,6 +27,8 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     private final JobCompleter completer;
     /** The largest result {@link #complete} accepts (the queue handle's maxPayloadBytes). */
     private final int maxResultBytes;
+    /** The worker's queue meters, counting how the attempt ended ({@code Queue.claim} handles: no-ops). */
+    private final JobMeters meters;
     private volatile Instant claimExpiresAt;
     private volatile boolean cancelled;
     private volatile boolean resolved;
@@ -32,11 +37,16 @@ public final class ClaimedJob<T> implements JobHandle<T> {
 
     /** A handle on a claimed row; {@code serde} decodes the payload on first use; results up to {@code maxResultBytes}. */
     public ClaimedJob(JobStore store, JobStore.Claimed row, Serde<T> serde, int maxResultBytes) {
-        this(store, row, serde, null, maxResultBytes);
+        this(store, row, serde, null, maxResultBytes, NoMeters.INSTANCE);
     }
 
-    /** A worker's handle: its acks go through the worker's completer, batched with the others'. */
-    ClaimedJob(JobStore store, JobStore.Claimed row, Serde<T> serde, JobCompleter completer, int maxResultBytes) {
+    /**
+     * A worker's handle: its acks go through the worker's completer, batched with the others', and its ends are counted
+     * in the worker's meters.
+     */
+    ClaimedJob(JobStore store, JobStore.Claimed row, Serde<T> serde, JobCompleter completer, int maxResultBytes,
+               JobMeters meters) {
+        this.meters = meters;
         this.store = store;
         this.row = row;
         this.serde = serde;
@@ -84,6 +94,11 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     @Override
     public String queue() {
         return row.queue();
+    }
+
+    @Override
+    public String claimToken() {
+        return row.token().toString();
     }
 
     @Override
@@ -172,21 +187,66 @@ public final class ClaimedJob<T> implements JobHandle<T> {
 
     @Override
     public boolean complete(byte[] result, String contentType) {
+        checkResult(row.id(), result, contentType, maxResultBytes);
+        return end(result.clone(), contentType);
+    }
+
+    /**
+     * The checks of a result before any round trip (also {@code JobClaim.complete}): at most {@code maxResultBytes},
+     * a content type of 1 to 255 characters without control characters.
+     *
+     * @throws SluiceException {@link ErrorCode#PAYLOAD_TOO_LARGE}, {@link ErrorCode#INVALID_ARGUMENT}
+     */
+    public static void checkResult(long id, byte[] result, String contentType, int maxResultBytes) {
         Objects.requireNonNull(result, "result");
         Objects.requireNonNull(contentType, "contentType");
         if (result.length > maxResultBytes) {
-            throw new SluiceException(ErrorCode.PAYLOAD_TOO_LARGE, "the result of job " + row.id() + " is " + result.length
+            throw new SluiceException(ErrorCode.PAYLOAD_TOO_LARGE, "the result of job " + id + " is " + result.length
                     + " bytes; the queue accepts at most " + maxResultBytes + " (maxPayloadBytes)");
         }
         if (contentType.isEmpty() || contentType.length() > 255 || dev.sluice.internal.text.Echo.firstControl(contentType) >= 0) {
             throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "a result content type is 1 to 255 characters without"
                     + " control characters");
         }
-        return end(result.clone(), contentType);
+    }
+
+    /**
+     * The check of a retry delay (also {@code JobClaim.retry}): 0 to {@link JobEncoder#MAX_DELAY}.
+     *
+     * @throws SluiceException {@link ErrorCode#INVALID_QUEUE_OPTIONS}
+     */
+    public static void checkRetryDelay(Duration delay) {
+        Objects.requireNonNull(delay, "delay");
+        if (delay.isNegative() || delay.compareTo(JobEncoder.MAX_DELAY) > 0) {
+            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "retry delay must be between 0 and "
+                    + JobEncoder.MAX_DELAY + " (got " + delay + ")");
+        }
     }
 
     private boolean end(byte[] result, String contentType) {
         resolved = true;
+        boolean ended = endNow(result, contentType);
+        acked(ended);
+        return ended;
+    }
+
+    /** Counts the worker's ack of this attempt: {@code deleted} false when the claim was lost. */
+    void acked(boolean deleted) {
+        meters.count(deleted ? JobOutcome.ACK : JobOutcome.LOST);
+    }
+
+    /** Counts a settle (retry, fail, terminal) by what it did, and says whether it changed the job. */
+    private boolean settled(JobStore.Settled s, JobOutcome pending, JobOutcome dead) {
+        meters.count(switch (s) {
+            case PENDING -> pending;
+            case DEAD -> dead;
+            case CANCELLED -> JobOutcome.CANCELLED;
+            case REFUSED -> JobOutcome.LOST;
+        });
+        return s != JobStore.Settled.REFUSED;
+    }
+
+    private boolean endNow(byte[] result, String contentType) {
         if (completer == null) {
             if (result == null && !row.keepsRuns()
                     && !store.ackAll(new long[] {row.id()}, new UUID[] {row.token()}).isEmpty()) {
@@ -229,14 +289,10 @@ public final class ClaimedJob<T> implements JobHandle<T> {
 
     @Override
     public boolean retry(Duration delay) {
-        Objects.requireNonNull(delay, "delay");
-        if (delay.isNegative() || delay.compareTo(JobEncoder.MAX_DELAY) > 0) {
-            throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS, "retry delay must be between 0 and "
-                    + JobEncoder.MAX_DELAY + " (got " + delay + ")");
-        }
+        checkRetryDelay(delay);
         resolved = true;
-        return store.settle(row.id(), row.token(), delay, "retry requested after attempt " + row.attempt(), false)
-                != JobStore.Settled.REFUSED;
+        return settled(store.settle(row.id(), row.token(), delay, "retry requested after attempt " + row.attempt(), false),
+                JobOutcome.RETRY, JobOutcome.DEAD);
     }
 
     // Every text a handle stores goes through ErrorText: a NUL in it made the settle fail and left the job processing.
@@ -250,14 +306,16 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     public boolean fail(String error) {
         Objects.requireNonNull(error, "error");
         resolved = true;
-        return store.settle(row.id(), row.token(), null, ErrorText.clean(error), false) != JobStore.Settled.REFUSED;
+        return settled(store.settle(row.id(), row.token(), null, ErrorText.clean(error), false), JobOutcome.FAIL,
+                JobOutcome.DEAD);
     }
 
     @Override
     public boolean terminal(String reason) {
         Objects.requireNonNull(reason, "reason");
         resolved = true;
-        return store.settle(row.id(), row.token(), null, ErrorText.clean(reason), true) != JobStore.Settled.REFUSED;
+        return settled(store.settle(row.id(), row.token(), null, ErrorText.clean(reason), true), JobOutcome.TERMINAL,
+                JobOutcome.TERMINAL);
     }
 
     @Override

@@ -29,6 +29,7 @@ public final class JobStore {
     private final JobListing listing;
     private final RunReads runs;
     private final RunWaits waits;
+    private final ClaimWaits claimWaits;
 
     /** The store of one installation schema without completion waits' wake-ups (they poll). */
     public JobStore(Db db, String schema) {
@@ -50,6 +51,7 @@ public final class JobStore {
         this.listing = new JobListing(db, sql);
         this.runs = new RunReads(db, sql);
         this.waits = new RunWaits(db, sql, runs, sessions);
+        this.claimWaits = new ClaimWaits(claims, sessions);
     }
 
     /** The reads of runs: one run, pages of records, event trails. */
@@ -127,6 +129,22 @@ public final class JobStore {
     /** Claims up to {@code n} due jobs in claim order among those at or above the bounds ({@link ClaimHints}). */
     List<Claimed> claim(String queue, int n, String workerId, ClaimHints.Bounds bounds) {
         return claims.claim(queue, n, workerId, bounds);
+    }
+
+    /**
+     * Claims up to {@code n} due jobs like {@link #claim(String, int, String)}, waiting up to {@code wait} (0 to
+     * {@link #MAX_CLAIM_WAIT}, checked by the caller) for one while none is due; see {@link ClaimWaits}.
+     */
+    public List<Claimed> claim(String queue, int n, String workerId, Duration wait) {
+        return claimWaits.claim(queue, n, workerId, wait);
+    }
+
+    /** The longest wait of {@link #claim(String, int, String, Duration)}. */
+    public static final Duration MAX_CLAIM_WAIT = ClaimWaits.MAX_WAIT;
+
+    /** Queues someone in this process waits to claim from right now. */
+    public int claimWaiters() {
+        return claimWaits.waitingQueues();
     }
 
     /** The earliest {@code run_at} of the queue's claimable pending jobs (null when none). */

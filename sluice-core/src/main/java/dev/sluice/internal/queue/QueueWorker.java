@@ -69,6 +69,8 @@ public final class QueueWorker<T> implements Worker {
     private final int capacity;
     /** The largest result a handler may complete a job with (the queue handle's maxPayloadBytes). */
     private final int maxResultBytes;
+    /** The queue's meters (no-ops without a registry): how attempts ended, the handler's time. */
+    private final dev.sluice.internal.metrics.JobMeters meters;
 
     /** The claim loop, on the client's shared scheduler. */
     private final PollLoop loop;
@@ -105,8 +107,10 @@ public final class QueueWorker<T> implements Worker {
      */
     public QueueWorker(JobStore store, String queue, Serde<T> serde, JobHandler<T> handler, WorkOptions o,
                        int maxResultBytes, java.util.function.Supplier<ClientSession> sessions, String clientId,
-                       ClientRuntime runtime, Runnable onClose, dev.sluice.internal.runtime.WorkGate gate) {
+                       ClientRuntime runtime, Runnable onClose, dev.sluice.internal.runtime.WorkGate gate,
+                       dev.sluice.internal.metrics.JobMeters meters) {
         this.gate = gate;
+        this.meters = meters;
         this.maxResultBytes = maxResultBytes;
         this.store = store;
         this.queue = queue;
@@ -307,7 +311,7 @@ public final class QueueWorker<T> implements Worker {
                 return;
             }
         }
-        ClaimedJob<T> handle = new ClaimedJob<>(store, c, serde, completer, maxResultBytes);
+        ClaimedJob<T> handle = new ClaimedJob<>(store, c, serde, completer, maxResultBytes, meters);
         long firstBeat = System.nanoTime() + c.visibilityTimeoutNs() / 3;
         RunningJob<T> r = new RunningJob<>(handle, firstBeat);
         inflight.put(c.id(), r);
@@ -337,13 +341,21 @@ public final class QueueWorker<T> implements Worker {
                 }
                 throw e;
             }
-            handler.handle(h);
+            long start = System.nanoTime();
+            try {
+                handler.handle(h);
+            } finally {
+                meters.handled(System.nanoTime() - start);
+            }
             if (!h.resolved()) {
                 // Batched with other completions; the answer arrives on the completer's thread.
                 h.ackLater().whenComplete((deleted, error) -> {
                     if (error != null) {
                         warn("could not ack; the job runs again after its claim expires", error);
-                    } else if (!deleted) {
+                        return;
+                    }
+                    h.acked(deleted);
+                    if (!deleted) {
                         lostClaim(h, "ack");
                     }
                 });

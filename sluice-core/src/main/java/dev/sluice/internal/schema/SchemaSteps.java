@@ -13,7 +13,7 @@ public record SchemaSteps(List<MigrationStep> system, List<MigrationStep> stream
     public static final SchemaSteps RELEASED = new SchemaSteps(
             List.of(MigrationStep.load(Scope.SYSTEM, 1, "control_plane"), MigrationStep.load(Scope.SYSTEM, 2, "schedules"),
                     MigrationStep.load(Scope.SYSTEM, 3, "fleet"), MigrationStep.load(Scope.SYSTEM, 4, "shards"),
-                    MigrationStep.load(Scope.SYSTEM, 5, "job_runs")),
+                    MigrationStep.load(Scope.SYSTEM, 5, "job_runs"), MigrationStep.load(Scope.SYSTEM, 6, "api_tokens")),
             List.of(MigrationStep.load(Scope.STREAM, 1, "family"), MigrationStep.load(Scope.STREAM, 2, "fence_holders"),
                     MigrationStep.load(Scope.STREAM, 3, "cursor_versions"), MigrationStep.load(Scope.STREAM, 4, "partitions")));
 

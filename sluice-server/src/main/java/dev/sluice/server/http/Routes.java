@@ -13,8 +13,15 @@ import java.util.List;
  * checked against what the server really serves.
  */
 public final class Routes {
-    /** One route: method, path pattern, role, one line of what it does. */
-    public record Route(String method, String path, TokenRole role, String summary) {
+    /**
+     * One route: method, path pattern, role (null: checked by the handler or none), one line of what it does, and
+     * for action routes ({@code POST .../{job}:ack}) the actions its last path segment may end with.
+     */
+    public record Route(String method, String path, TokenRole role, String summary, List<String> actions) {
+        /** The paths as documented: the path itself, or one per action ({@code .../{job}:ack}). */
+        public List<String> documentedPaths() {
+            return actions.isEmpty() ? List.of(path) : actions.stream().map(a -> path + ":" + a).toList();
+        }
     }
 
     private final RoutesConfig routes;
@@ -28,31 +35,40 @@ public final class Routes {
 
     /** A GET route. */
     public void get(String path, TokenRole role, String summary, Handler h) {
-        all.add(new Route("get", path, role, summary));
+        all.add(new Route("get", path, role, summary, List.of()));
         routes.get(path, guarded(role, h));
     }
 
     /** A POST route. */
     public void post(String path, TokenRole role, String summary, Handler h) {
-        all.add(new Route("post", path, role, summary));
+        all.add(new Route("post", path, role, summary, List.of()));
         routes.post(path, guarded(role, h));
     }
 
     /** A PUT route. */
     public void put(String path, TokenRole role, String summary, Handler h) {
-        all.add(new Route("put", path, role, summary));
+        all.add(new Route("put", path, role, summary, List.of()));
         routes.put(path, guarded(role, h));
     }
 
     /** A DELETE route. */
     public void delete(String path, TokenRole role, String summary, Handler h) {
-        all.add(new Route("delete", path, role, summary));
+        all.add(new Route("delete", path, role, summary, List.of()));
         routes.delete(path, guarded(role, h));
+    }
+
+    /**
+     * A POST whose last path segment names a resource and an action ({@code {job}:ack}); the handler reads the
+     * action from the segment.
+     */
+    public void action(String path, List<String> actions, TokenRole role, String summary, Handler h) {
+        all.add(new Route("post", path, role, summary, List.copyOf(actions)));
+        routes.post(path, guarded(role, h));
     }
 
     /** A route whose role depends on the request (e.g. {@code /metrics} when public); {@code h} checks itself. */
     public void getUnguarded(String path, String summary, Handler h) {
-        all.add(new Route("get", path, null, summary));
+        all.add(new Route("get", path, null, summary, List.of()));
         routes.get(path, h);
     }
 

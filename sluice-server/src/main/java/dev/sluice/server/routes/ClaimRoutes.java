@@ -33,7 +33,7 @@ final class ClaimRoutes {
         String base = "/api/v1/streams/{stream}/groups/{group}/claims";
         r.post(base, TokenRole.WRITE, "Claim messages ({\"max\":N,\"wait\":\"5s\",\"lease\":\"30s\"}; long-polls)", this::claim);
         r.post(base + "/{claim}/outcomes", TokenRole.WRITE, "Give outcomes: success, retry, terminal, delay", this::outcomes);
-        r.post(base + "/{claim}", TokenRole.WRITE, "Renew a claim's lease ({claim}:renew)", this::renew);
+        r.action(base + "/{claim}", List.of("renew"), TokenRole.WRITE, "Renew a claim's lease ({\"lease\":\"30s\"} optional)", this::renew);
     }
 
     private void claim(Context ctx) {

@@ -44,7 +44,7 @@ final class GroupRoutes {
                 sluice.stream(ctx.pathParam("stream")).consumerGroups().stream().map(StreamDocuments::group).toList())));
         r.get(base + "/{group}", TokenRole.READ, "Get a group (cursor, lag, retrying, dead; buckets when partitioned)", this::get);
         r.put(base + "/{group}", TokenRole.ADMIN, "Register a group", this::put);
-        r.post(base + "/{group}", TokenRole.ADMIN, "Rewind a group ({group}:rewind)", this::rewind);
+        r.action(base + "/{group}", List.of("rewind"), TokenRole.ADMIN, "Rewind a group ({\"to_id\":N} or {\"to_time\":T}, force)", this::rewind);
         r.get(base + "/{group}/dead", TokenRole.READ, "Dead letters, keyset-paged (limit, cursor)", this::dead);
         r.post(base + "/{group}/dead:redrive", TokenRole.ADMIN, "Redrive dead letters ({\"ids\":[...]} or {\"all\":true})",
                 ctx -> Json.reply(ctx, 200, Map.of("redriven", ids(ctx, group(ctx), true))));

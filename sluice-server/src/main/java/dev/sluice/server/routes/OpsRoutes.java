@@ -18,6 +18,7 @@ import io.javalin.http.Context;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -43,7 +44,8 @@ final class OpsRoutes {
             schedule(ctx).destroy();
             ctx.status(204);
         });
-        r.post(base + "/{schedule}", TokenRole.ADMIN, "Run now, suspend or resume ({name}:run|:suspend|:resume)", this::action);
+        r.action(base + "/{schedule}", List.of("run", "suspend", "resume"), TokenRole.ADMIN, "Run a schedule now, suspend or resume it",
+                this::action);
         r.get("/api/v1/locks", TokenRole.READ, "List locks", ctx -> Json.reply(ctx, 200,
                 Map.of("locks", sluice.locks().stream().map(OpsDocuments::lock).toList())));
         r.get("/api/v1/fleet", TokenRole.READ, "Workers and their instances", ctx -> {
@@ -65,9 +67,7 @@ final class OpsRoutes {
     }
 
     private Schedule schedule(Context ctx) {
-        String name = ctx.pathParam("schedule");
-        int colon = name.indexOf(':');
-        return sluice.schedule(colon < 0 ? name : name.substring(0, colon));
+        return sluice.schedule(ctx.pathParam("schedule"));
     }
 
     private void put(Context ctx) {
@@ -129,7 +129,8 @@ final class OpsRoutes {
 
     private void action(Context ctx) {
         String seg = ctx.pathParam("schedule");
-        Schedule s = schedule(ctx);
+        int colon = seg.lastIndexOf(':');
+        Schedule s = sluice.schedule(colon < 0 ? seg : seg.substring(0, colon));
         if (seg.endsWith(":run")) {
             Json.reply(ctx, 200, OpsDocuments.fire(s.runNow()));
         } else if (seg.endsWith(":suspend")) {

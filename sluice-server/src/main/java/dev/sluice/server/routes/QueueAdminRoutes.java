@@ -52,7 +52,7 @@ final class QueueAdminRoutes {
         });
         r.get(base + "/runs/{job}/events", TokenRole.READ, "A job's event trail", ctx -> Json.reply(ctx, 200, Map.of("events",
                 queue(ctx).events(Requests.idPath(ctx, "job")).stream().map(QueueDocuments::event).toList())));
-        r.post(base + "/runs/{job}", TokenRole.ADMIN, "Cancel a job ({id}:cancel)", ctx -> {
+        r.action(base + "/runs/{job}", List.of("cancel"), TokenRole.ADMIN, "Cancel a job", ctx -> {
             String seg = ctx.pathParam("job");
             if (!seg.endsWith(":cancel")) {
                 throw Requests.malformed("POST on a run is only {id}:cancel");

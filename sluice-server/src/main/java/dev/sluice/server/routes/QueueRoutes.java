@@ -62,8 +62,8 @@ final class QueueRoutes {
                     + Echo.of(q.name()) + "' has no live job " + id));
             Json.reply(ctx, 200, QueueDocuments.job(j));
         });
-        r.post(base + "/{queue}/jobs/{job}", TokenRole.WRITE, "Resolve a claimed job ({id}:ack|:complete|:retry|:fail|:terminal|"
-                + ":heartbeat, with claim_token)", this::resolve);
+        r.action(base + "/{queue}/jobs/{job}", List.of("ack", "complete", "retry", "fail", "terminal", "heartbeat"), TokenRole.WRITE,
+                "Resolve a claimed job by id and claim_token", this::resolve);
         r.post(base + "/{queue}/claims", TokenRole.WRITE, "Claim due jobs ({\"max\":N,\"wait\":\"5s\"}; long-polls)", this::claim);
     }
 

@@ -45,6 +45,8 @@ final class SiteRoutes {
     private final boolean metricsPublic;
     private final PullBridge pull;
     private final Map<String, byte[]> assets = new ConcurrentHashMap<>();
+    /** Made on first request from every route registered (they are all registered by then). */
+    private final java.util.function.Supplier<byte[]> openApi;
 
     SiteRoutes(Sluice sluice, Access access, History history, PrometheusMeterRegistry registry, boolean metricsPublic,
                PullBridge pull) {
@@ -54,9 +56,25 @@ final class SiteRoutes {
         this.registry = registry;
         this.metricsPublic = metricsPublic;
         this.pull = pull;
+        this.openApi = new java.util.function.Supplier<>() {
+            private volatile byte[] doc;
+
+            @Override
+            public byte[] get() {
+                byte[] d = doc;
+                if (d == null) {
+                    d = Json.bytes(dev.sluice.server.http.OpenApi.document(routes.get(), "1"));
+                    doc = d;
+                }
+                return d;
+            }
+        };
     }
 
+    private java.util.function.Supplier<List<Routes.Route>> routes = List::of;
+
     void register(Routes r, RoutesConfig config) {
+        routes = r::all;
         config.before(ctx -> {
             ctx.header("X-Content-Type-Options", "nosniff");
             ctx.header("Referrer-Policy", "no-referrer");
@@ -65,7 +83,7 @@ final class SiteRoutes {
         });
         r.getUnguarded("/api/v1/health", "Health: 200 ok, 503 when the database is unreachable (no token needed)", this::health);
         r.getUnguarded("/api/v1/openapi.json", "This API as an OpenAPI 3 document (no token needed)",
-                ctx -> asset(ctx, "openapi.json", "application/json"));
+                ctx -> ctx.contentType("application/json").result(openApi.get()));
         r.getUnguarded("/metrics", "Prometheus metrics (read role unless the server runs with --metrics-public)", ctx -> {
             if (!metricsPublic) {
                 access.require(ctx, TokenRole.READ);

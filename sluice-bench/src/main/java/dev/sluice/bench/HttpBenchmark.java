@@ -1,0 +1,291 @@
+package dev.sluice.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.ConsumeOptions;
+import dev.sluice.Consumption;
+import dev.sluice.Outcome;
+import dev.sluice.Outgoing;
+import dev.sluice.ProduceOptions;
+import dev.sluice.Producer;
+import dev.sluice.Sluice;
+import dev.sluice.server.SluiceServer;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The {@code http} benchmark (docs/benchmarks.md): the HTTP API beside the library, in the same run, on the same
+ * database. Per run: (1) produce N messages in batches of B from C client threads — over HTTP
+ * ({@code POST .../messages:batch}, keep-alive connections) into one stream and through
+ * {@link Producer#produceBatch} into another; (2) drain each backlog — over HTTP by C clients pulling claims of up to
+ * B messages and posting their outcomes, through the library by a consumption (concurrency C) whose handler
+ * succeeds; (3) the latency of one message produced alone, L times each way. {@code produce_ratio} and
+ * {@code consume_ratio} are HTTP rate / library rate; {@code added_p50_ms} / {@code added_p99_ms} are the HTTP
+ * single-produce latency quantiles minus the library's; {@code lost} counts messages produced over HTTP that no claim
+ * delivered (must be 0). Targets: both ratios ≥ 0.5.
+ */
+public final class HttpBenchmark {
+    public static final String SCENARIO = "http";
+    public static final double TARGET_RATIO = 0.5;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration TIMEOUT = Duration.ofMinutes(5);
+
+    /**
+     * What to run.
+     *
+     * @param databaseUrl  the server to measure; null starts a temporary embedded one
+     * @param messages     messages per run and side (default 50,000)
+     * @param clients      HTTP clients and library threads (default 8)
+     * @param batch        messages per batch and per claim (default 100)
+     * @param payloadBytes payload size (default 256)
+     * @param latencies    single-message produces timed per side (default 500)
+     * @param runs         runs; medians reported (default 1)
+     */
+    public record Options(String databaseUrl, int messages, int clients, int batch, int payloadBytes, int latencies, int runs) {
+        public Options {
+            check("messages", messages, 100, 10_000_000);
+            check("clients", clients, 1, 64);
+            check("batch", batch, 1, 1000);
+            check("payload bytes", payloadBytes, 1, 64 * 1024);
+            check("latencies", latencies, 10, 100_000);
+            check("runs", runs, 1, 100);
+            if (databaseUrl != null && databaseUrl.isBlank()) {
+                databaseUrl = null;
+            }
+        }
+
+        private static void check(String what, int v, int min, int max) {
+            if (v < min || v > max) {
+                throw new IllegalArgumentException(what + " must be between " + min + " and " + max + " (got " + v + ")");
+            }
+        }
+
+        public static Options defaults() {
+            return new Options(null, 50_000, 8, 100, 256, 500, 1);
+        }
+    }
+
+    /** One run's figures. */
+    public record RunResult(int run, double httpProduce, double libProduce, double httpConsume, double libConsume,
+                            double httpP50, double httpP99, double libP50, double libP99, long lost) {
+        double produceRatio() {
+            return httpProduce / libProduce;
+        }
+
+        double consumeRatio() {
+            return httpConsume / libConsume;
+        }
+
+        Map<String, Object> toJson() {
+            Map<String, Object> m = BenchJson.runLine(SCENARIO, run);
+            m.put("http_produce_per_s", BenchJson.round(httpProduce, 1));
+            m.put("library_produce_per_s", BenchJson.round(libProduce, 1));
+            m.put("produce_ratio", BenchJson.round(produceRatio(), 3));
+            m.put("http_consume_per_s", BenchJson.round(httpConsume, 1));
+            m.put("library_consume_per_s", BenchJson.round(libConsume, 1));
+            m.put("consume_ratio", BenchJson.round(consumeRatio(), 3));
+            m.put("added_p50_ms", BenchJson.round(httpP50 - libP50, 3));
+            m.put("added_p99_ms", BenchJson.round(httpP99 - libP99, 3));
+            m.put("lost", lost);
+            return m;
+        }
+    }
+
+    /** Every run and the medians. */
+    public record Result(Options options, ProduceBenchmark.Environment environment, List<RunResult> runs) implements ScenarioResult {
+        @Override
+        public List<Map<String, Object>> runLines() {
+            return runs.stream().map(RunResult::toJson).toList();
+        }
+
+        @Override
+        public Map<String, Object> summary() {
+            double produce = Bench.median(runs, RunResult::produceRatio);
+            double consume = Bench.median(runs, RunResult::consumeRatio);
+            Map<String, Object> m = BenchJson.summaryLine(SCENARIO, BenchJson.round(Bench.median(runs, RunResult::httpConsume), 1),
+                    BenchJson.round(Bench.median(runs, RunResult::libConsume), 1), "library consume", BenchJson.round(consume, 3),
+                    "msgs/s", environment);
+            m.put("produce_ratio", BenchJson.round(produce, 3));
+            m.put("consume_ratio", BenchJson.round(consume, 3));
+            m.put("target_ratio", TARGET_RATIO);
+            m.put("target", produce >= TARGET_RATIO && consume >= TARGET_RATIO ? "pass" : "fail");
+            m.put("http_produce_per_s", BenchJson.round(Bench.median(runs, RunResult::httpProduce), 1));
+            m.put("library_produce_per_s", BenchJson.round(Bench.median(runs, RunResult::libProduce), 1));
+            m.put("http_consume_per_s", BenchJson.round(Bench.median(runs, RunResult::httpConsume), 1));
+            m.put("library_consume_per_s", BenchJson.round(Bench.median(runs, RunResult::libConsume), 1));
+            m.put("added_p50_ms", BenchJson.round(Bench.median(runs, r -> r.httpP50() - r.libP50()), 3));
+            m.put("added_p99_ms", BenchJson.round(Bench.median(runs, r -> r.httpP99() - r.libP99()), 3));
+            m.put("lost", runs.stream().mapToLong(RunResult::lost).sum());
+            m.put("messages", options.messages());
+            m.put("clients", options.clients());
+            m.put("batch", options.batch());
+            m.put("payload_bytes", options.payloadBytes());
+            m.put("runs", runs.size());
+            m.put("embedded", environment.embedded());
+            return m;
+        }
+
+        @Override
+        public List<String> problems() {
+            long lost = runs.stream().mapToLong(RunResult::lost).sum();
+            return lost == 0 ? List.of() : List.of(lost + " messages produced over HTTP were never delivered to a claim");
+        }
+    }
+
+    /** Runs the benchmark. */
+    public Result run(Options o, ScenarioListener listener) {
+        ScenarioRunner.Setup setup = ScenarioRunner.Setup.of(o.databaseUrl(), "the http benchmark", 2 * o.clients() + 16);
+        return ScenarioRunner.run(setup, listener, ctx -> {
+            try (SluiceServer server = SluiceServer.builder(ctx.sluice()).port(0).start()) {
+                HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(Duration.ofSeconds(10)).build();
+                String base = server.url() + "api/v1/streams/";
+                List<RunResult> runs = ctx.runs(o.runs(), run -> one(o, ctx.sluice(), client, base, run, listener),
+                        r -> listener.finished(r.toJson()));
+                return new Result(o, ctx.environment(), runs);
+            }
+        });
+    }
+
+    private RunResult one(Options o, Sluice sluice, HttpClient client, String base, int run, ScenarioListener listener) {
+        String httpStream = "bench.http." + run;
+        String libStream = "bench.lib." + run;
+        for (String s : List.of(httpStream, libStream)) {
+            sluice.stream(s).register();
+            sluice.stream(s).consumerGroup("g").register();
+        }
+        String text = "x".repeat(o.payloadBytes());
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        int batches = (o.messages() + o.batch() - 1) / o.batch();
+
+        listener.phase(run, "produce over HTTP");
+        byte[] batchBody = batchBody(text, o.batch());
+        AtomicLong nextBatch = new AtomicLong();
+        long t0 = System.nanoTime();
+        Bench.runThreads(o.clients(), "sluice-bench-http-produce-", i -> {
+            while (nextBatch.getAndIncrement() < batches) {
+                expect(post(client, base + httpStream + "/messages:batch", batchBody, "application/json"), 201, "batch produce");
+            }
+        });
+        double httpProduce = (double) batches * o.batch() / seconds(t0);
+
+        listener.phase(run, "produce through the library");
+        List<Outgoing<byte[]>> batch = new ArrayList<>();
+        for (int i = 0; i < o.batch(); i++) {
+            batch.add(Outgoing.of(bytes, ProduceOptions.NONE));
+        }
+        AtomicLong nextLib = new AtomicLong();
+        long t1 = System.nanoTime();
+        try (Producer<byte[]> producer = sluice.stream(libStream).producer()) {
+            Bench.runThreads(o.clients(), "sluice-bench-lib-produce-", i -> {
+                while (nextLib.getAndIncrement() < batches) {
+                    producer.produceBatch(batch);
+                }
+            });
+        }
+        double libProduce = (double) batches * o.batch() / seconds(t1);
+        long total = (long) batches * o.batch();
+
+        listener.phase(run, "consume over HTTP");
+        Set<Long> delivered = ConcurrentHashMap.newKeySet();
+        String claims = base + httpStream + "/groups/g/claims";
+        byte[] claimBody = ("{\"max\":" + o.batch() + ",\"wait\":\"1s\",\"lease\":\"60s\"}").getBytes(StandardCharsets.UTF_8);
+        long t2 = System.nanoTime();
+        long deadline = t2 + TIMEOUT.toNanos();
+        Bench.runThreads(o.clients(), "sluice-bench-http-consume-", i -> {
+            while (delivered.size() < total && System.nanoTime() < deadline) {
+                JsonNode c = JSON.readTree(expect(post(client, claims, claimBody, "application/json"), 200, "claim"));
+                if (!c.path("claim").isTextual()) {
+                    continue;
+                }
+                StringBuilder b = new StringBuilder("{\"outcomes\":[");
+                for (JsonNode m : c.path("messages")) {
+                    long id = m.path("id").asLong();
+                    delivered.add(id);
+                    b.append(b.length() > 13 ? "," : "").append("{\"id\":").append(id).append(",\"outcome\":\"success\"}");
+                }
+                b.append("]}");
+                expect(post(client, claims + "/" + c.path("claim").asText() + "/outcomes",
+                        b.toString().getBytes(StandardCharsets.UTF_8), "application/json"), 200, "outcomes");
+            }
+        });
+        double httpConsume = delivered.size() / seconds(t2);
+        long lost = total - delivered.size();
+
+        listener.phase(run, "consume through the library");
+        AtomicLong consumed = new AtomicLong();
+        long t3 = System.nanoTime();
+        try (Consumption c = sluice.stream(libStream).consumerGroup("g").consume(m -> {
+            consumed.incrementAndGet();
+            return Outcome.success();
+        }, ConsumeOptions.defaults().withBatchSize(o.batch()).withConcurrency(o.clients()))) {
+            while (consumed.get() < total && System.nanoTime() < deadline) {
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            }
+        }
+        double libConsume = consumed.get() / seconds(t3);
+
+        listener.phase(run, "single-message latency");
+        double[] http = new double[o.latencies()];
+        double[] lib = new double[o.latencies()];
+        try (Producer<byte[]> producer = sluice.stream(libStream).producer()) {
+            for (int i = 0; i < o.latencies(); i++) {
+                long a = System.nanoTime();
+                expect(post(client, base + httpStream + "/messages", bytes, "application/octet-stream"), 201, "produce");
+                http[i] = (System.nanoTime() - a) / 1e6;
+                long b = System.nanoTime();
+                producer.produce(bytes, ProduceOptions.NONE);
+                lib[i] = (System.nanoTime() - b) / 1e6;
+            }
+        }
+        Arrays.sort(http);
+        Arrays.sort(lib);
+        return new RunResult(run, httpProduce, libProduce, httpConsume, libConsume, Bench.quantile(http, 0.5),
+                Bench.quantile(http, 0.99), Bench.quantile(lib, 0.5), Bench.quantile(lib, 0.99), lost);
+    }
+
+    private static byte[] batchBody(String text, int n) {
+        List<Map<String, Object>> items = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("payload_text", text);
+            items.add(m);
+        }
+        try {
+            return JSON.writeValueAsBytes(items);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static HttpResponse<byte[]> post(HttpClient client, String url, byte[] body, String contentType) throws Exception {
+        HttpRequest r = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(60)).header("Content-Type", contentType)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+        return client.send(r, HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static byte[] expect(HttpResponse<byte[]> r, int status, String what) {
+        if (r.statusCode() != status) {
+            throw new BenchmarkException(what + " answered " + r.statusCode() + ": "
+                    + new String(r.body(), StandardCharsets.UTF_8).substring(0, Math.min(300, r.body().length)));
+        }
+        return r.body();
+    }
+
+    private static double seconds(long since) {
+        return (System.nanoTime() - since) / 1e9;
+    }
+}

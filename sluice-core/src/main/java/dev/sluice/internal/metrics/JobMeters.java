@@ -1,0 +1,10 @@
+package dev.sluice.internal.metrics;
+
+/** The meters of one queue worker (its queue's counters and timer, looked up once when it is built). */
+public interface JobMeters {
+    /** Counts one attempt's end. */
+    void count(JobOutcome outcome);
+
+    /** Records one handler call that took {@code nanos}. */
+    void handled(long nanos);
+}

@@ -1,0 +1,7 @@
+package dev.sluice.internal.metrics;
+
+/** The meters of one producer (its stream's counters, looked up once when the producer is built). */
+public interface ProducerMeters {
+    /** A transaction of the producer committed {@code messages} new messages and {@code duplicates} idempotent repeats. */
+    void committed(int messages, int duplicates);
+}

@@ -1,0 +1,103 @@
+package dev.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.Sluice;
+import dev.sluice.embedded.test.SluiceTest;
+import dev.sluice.embedded.test.TestDatabase;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Bodies are bounded (413, coded), batches capped, hostile text never echoed raw. */
+@SluiceTest
+class LimitsTest {
+    static Sluice sluice;
+    static SluiceServer server;
+    static Http http;
+
+    @BeforeAll
+    static void start(TestDatabase db) {
+        sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build();
+        sluice.system().register();
+        server = SluiceServer.builder(sluice).port(0).maxBodyBytes(64 * 1024).start();
+        http = new Http(server.url(), null);
+        http.put("/api/v1/streams/small", Map.of("max_payload_bytes", 1024));
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+        sluice.close();
+    }
+
+    @Test
+    void aPayloadOverTheStreamsLimitIs413() {
+        Http.Reply r = http.postBytes("/api/v1/streams/small/messages", new byte[2048], Map.of());
+        assertThat(r.status()).isEqualTo(413);
+        assertThat(r.code()).isEqualTo("SLU-0004");
+        assertThat(http.get("/api/v1/streams/small/messages").json().path("messages")).isEmpty();
+    }
+
+    @Test
+    void aBodyOverTheServersLimitIs413WithoutBeingRead() {
+        Http.Reply r = http.postBytes("/api/v1/streams/small/messages", new byte[65 * 1024], Map.of());
+        assertThat(r.status()).isEqualTo(413);
+        assertThat(r.code()).isEqualTo("SLU-0603");
+        Http.Reply json = http.post("/api/v1/streams/small/groups/g/claims", "{\"max\": 1, \"pad\": \"" + "x".repeat(70_000) + "\"}");
+        assertThat(json.status()).isEqualTo(413);
+    }
+
+    @Test
+    void aChunkedBodyWithoutLengthIsBoundedToo() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            out.write(("POST /api/v1/streams/small/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            byte[] chunk = new byte[8192];
+            try {
+                for (int i = 0; i < 16; i++) {
+                    out.write(("2000\r\n").getBytes(StandardCharsets.US_ASCII));
+                    out.write(chunk);
+                    out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+                }
+                out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            } catch (java.io.IOException closedEarly) {
+                // the server may answer and close before the whole body is sent
+            }
+            InputStream in = s.getInputStream();
+            String head = new String(in.readNBytes(12), StandardCharsets.US_ASCII);
+            assertThat(head).isEqualTo("HTTP/1.1 413");
+        }
+    }
+
+    @Test
+    void batchesAreCapped() {
+        List<Map<String, Object>> many = new ArrayList<>();
+        for (int i = 0; i < 1001; i++) {
+            many.add(Map.of("payload", i));
+        }
+        Http.Reply r = http.post("/api/v1/streams/small/messages:batch", many);
+        assertThat(r.status()).isEqualTo(413);
+        assertThat(r.code()).isEqualTo("SLU-0603");
+    }
+
+    @Test
+    void hostileNamesAreNotEchoedRaw() {
+        Http.Reply r = http.get("/api/v1/streams/%1B%5B31mred%00");
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.body()).doesNotContain("\u001b").doesNotContain("\u0000");
+        Http.Reply h = http.postBytes("/api/v1/streams/small/messages", new byte[] {1}, Map.of("Sluice-Message-Key", "a\u0007b"));
+        assertThat(h.status()).isEqualTo(400);
+        assertThat(h.body()).doesNotContain("\u0007");
+    }
+}
