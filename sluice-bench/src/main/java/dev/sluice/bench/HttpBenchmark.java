@@ -271,10 +271,17 @@ public final class HttpBenchmark {
         }
     }
 
-    private static HttpResponse<byte[]> post(HttpClient client, String url, byte[] body, String contentType) throws Exception {
+    private static HttpResponse<byte[]> post(HttpClient client, String url, byte[] body, String contentType) {
         HttpRequest r = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(60)).header("Content-Type", contentType)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
-        return client.send(r, HttpResponse.BodyHandlers.ofByteArray());
+        try {
+            return client.send(r, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (IOException e) {
+            throw new BenchmarkException("HTTP request failed: " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BenchmarkException("interrupted", e);
+        }
     }
 
     private static byte[] expect(HttpResponse<byte[]> r, int status, String what) {

@@ -17,7 +17,8 @@ final class ServerFixture implements AutoCloseable {
     }
 
     ServerFixture(TestDatabase db, PullOptions pull) {
-        sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).allowDestroy(true).meterRegistry(registry).build();
+        sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).allowDestroy(true).meterRegistry(registry)
+                .meterRefresh(java.time.Duration.ofMillis(500)).build();
         sluice.system().register();
         server = SluiceServer.builder(sluice).port(0).registry(registry).pull(pull).historyInterval(java.time.Duration.ofMillis(200))
                 .start();
