@@ -4,7 +4,6 @@
 import {h, s} from './dom.js';
 import {num} from './format.js';
 
-const W = 640;
 const H = 180;
 const PAD = {left: 52, right: 12, top: 12, bottom: 24};
 export const WINDOW_MS = 15 * 60 * 1000;
@@ -12,12 +11,13 @@ export const WINDOW_MS = 15 * 60 * 1000;
 /** The columns of /api/v1/history's points. */
 export const COL = {at: 0, rate: 1, lag: 2, dead: 3, pending: 4, processing: 5};
 
-/** A rounded maximum for the y axis (1, 2, 5 × 10^n). */
-function niceMax(v) {
-  if (!(v > 0)) return 1;
-  const p = Math.pow(10, Math.floor(Math.log10(v)));
-  for (const m of [1, 2, 5, 10]) {
-    if (v <= m * p) return m * p;
+/** A round step for 4 grid intervals covering max (1, 2, 2.5, 5 × 10^n; whole numbers for counts). */
+function niceStep(max, whole) {
+  const raw = max > 0 ? max / 4 : 0.25;
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 2.5, 5, 10]) {
+    const step = m * p;
+    if (step >= raw && (!whole || Number.isInteger(step))) return step;
   }
   return 10 * p;
 }
@@ -26,11 +26,17 @@ function short(v) {
   if (v >= 1e9) return (v / 1e9).toFixed(v % 1e9 ? 1 : 0) + 'G';
   if (v >= 1e6) return (v / 1e6).toFixed(v % 1e6 ? 1 : 0) + 'M';
   if (v >= 1e4) return (v / 1e3).toFixed(v % 1e3 ? 1 : 0) + 'k';
-  return Number.isInteger(v) ? num(v) : v.toFixed(1);
+  if (Number.isInteger(v)) return num(v);
+  return v < 10 ? String(Math.round(v * 100) / 100) : v.toFixed(1);
 }
 
 function clock(ms) {
   return new Date(ms).toLocaleTimeString(undefined, {hour: '2-digit', minute: '2-digit'});
+}
+
+/** The width to draw a chart at in el (its box, so text keeps its size at any width). */
+export function widthOf(el) {
+  return Math.round(el.clientWidth || (el.parentElement && el.parentElement.clientWidth) || 640);
 }
 
 /**
@@ -38,7 +44,8 @@ function clock(ms) {
  * history rows ([at_ms, rate, lag, dead, pending, processing]) and column picks the figure of each line.
  * Points with a null figure are gaps.
  */
-export function chart({title, test, unit, lines, now = Date.now()}) {
+export function chart({title, test, unit, lines, width, now = Date.now()}) {
+  const W = Math.max(280, Math.round(width || 640));
   const from = now - WINDOW_MS;
   const plotted = lines.map((l) => ({
     label: l.label,
@@ -46,15 +53,17 @@ export function chart({title, test, unit, lines, now = Date.now()}) {
   }));
   let max = 0;
   let count = 0;
+  let whole = true;
   for (const l of plotted) {
     for (const [, v] of l.pts) {
       if (v !== null && v !== undefined) {
         max = Math.max(max, v);
+        whole = whole && Number.isInteger(v);
         count++;
       }
     }
   }
-  const top = niceMax(max);
+  const top = niceStep(max, whole) * 4;
   const x = (t) => PAD.left + ((t - from) / WINDOW_MS) * (W - PAD.left - PAD.right);
   const y = (v) => H - PAD.bottom - (v / top) * (H - PAD.top - PAD.bottom);
 
@@ -93,7 +102,7 @@ export function chart({title, test, unit, lines, now = Date.now()}) {
   });
   if (count === 0) {
     svg.appendChild(s('text', {x: W / 2, y: H / 2, class: 'axis-label middle empty-note'},
-      'No figures yet: the manager takes them on every maintenance pass'));
+      W < 460 ? 'No figures yet' : 'No figures yet: the manager takes them on every maintenance pass'));
   }
   const legend = h('ul', {class: 'legend'}, plotted.map((l, i) => {
     const last = [...l.pts].reverse().find((p) => p[1] !== null && p[1] !== undefined);

@@ -128,3 +128,10 @@ export function stat(label, value, test, tone) {
 export function pill(text, tone) {
   return h('span', {class: 'pill ' + (tone || '')}, text);
 }
+
+/** An error text cut to n characters (the whole of it as a tooltip), or a muted dash. */
+export function errorText(text, n) {
+  if (text === null || text === undefined || text === '') return h('span', {class: 'muted'}, '—');
+  const full = String(text);
+  return h('span', {title: full.length > n ? full.slice(0, 2000) : null}, full.length > n ? full.slice(0, n - 1) + '…' : full);
+}

@@ -2,7 +2,7 @@
 // each sweep's last run, and the manager's newest figures.
 
 import * as api from './api.js';
-import {card, facts, h, pill, renderIfChanged, table} from './dom.js';
+import {card, facts, h, pill, renderIfChanged, table, errorText} from './dom.js';
 import * as f from './format.js';
 
 export function mount(root) {
@@ -51,7 +51,7 @@ export function mount(root) {
         {title: 'Runs', num: true, get: (s) => f.num(s.runs)},
         {title: 'Failures', num: true, get: (s) => s.failures ? pill(f.num(s.failures), 'warn') : '0'},
         {title: 'Run by', get: (s) => s.run_by || '—'},
-        {title: 'Last error', cls: 'error-text', get: (s) => f.cut(s.error, 140) || '—'},
+        {title: 'Last error', cls: 'error-text', get: (s) => errorText(s.error, 140)},
       ], rows, {test: 'sweeps-table', empty: 'No sweep has run yet.'}));
       renderIfChanged(metrics, m.metrics, (rows) => table([
         {title: 'Kind', get: (x) => x.kind},

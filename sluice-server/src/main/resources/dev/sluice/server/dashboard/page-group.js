@@ -2,9 +2,9 @@
 // of a partitioned group, its dead letters (paged; redrive or purge one, or all) and a rewind.
 
 import * as api from './api.js';
-import {card, facts, h, link, renderIfChanged, stat, table} from './dom.js';
+import {card, facts, h, link, renderIfChanged, stat, table, errorText} from './dom.js';
 import {actionButton, adminNote, n} from './confirm.js';
-import {chart, COL} from './chart.js';
+import {chart, COL, widthOf} from './chart.js';
 import * as f from './format.js';
 import {pages} from './pager.js';
 
@@ -62,10 +62,10 @@ export function mount(root, params, ctx) {
         ['Created', f.time(g.created_at)],
       ], 'group-facts'));
       const points = hist.series['group:' + stream + '/' + group] || [];
-      renderIfChanged(charts, points, () => [
-        chart({title: 'Lag, last 15 minutes', test: 'group-lag-chart', lines: [{label: 'lag', points, column: COL.lag},
+      renderIfChanged(charts, {points, w: widthOf(charts)}, ({w}) => [
+        chart({width: w, title: 'Lag, last 15 minutes', test: 'group-lag-chart', lines: [{label: 'lag', points, column: COL.lag},
           {label: 'dead', points, column: COL.dead}]}),
-        chart({title: 'Committed per second', test: 'group-rate-chart', unit: '/s',
+        chart({width: w, title: 'Committed per second', test: 'group-rate-chart', unit: '/s',
           lines: [{label: 'committed', points, column: COL.rate}]}),
       ]);
       renderIfChanged(buckets, g.buckets || null, (bs) => !bs ? '' : card('Buckets', table([
@@ -92,7 +92,7 @@ export function mount(root, params, ctx) {
         {title: 'Message', num: true, get: (x) => String(x.message_id)},
         {title: 'Key', get: (x) => x.message_key || '—'},
         {title: 'Attempts', num: true, get: (x) => f.num(x.attempts)},
-        {title: 'Last error', cls: 'error-text', get: (x) => h('span', {title: f.cut(x.last_error, 2000)}, f.cut(x.last_error, 140))},
+        {title: 'Last error', cls: 'error-text', get: (x) => errorText(x.last_error, 140)},
         {title: 'Dead since', get: (x) => f.time(x.dead_at)},
         {title: 'Actions', cls: 'actions', get: (x) => [
           actionButton({label: 'Redrive', test: 'redrive', ctx, small: true,

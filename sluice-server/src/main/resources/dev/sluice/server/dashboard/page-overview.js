@@ -55,7 +55,7 @@ export function mount(root) {
         empty: 'No figures yet: the manager takes them on each maintenance pass (open a stream to see its groups now).'}));
       renderIfChanged(queues, o.queues, (rows) => table([
         {title: 'Queue', get: (q) => link(['queues', q.name], q.name, {dataset: {test: 'queue-link'}})},
-        {title: 'Pending', num: true, get: (q) => f.num(q.pending)},
+        {title: 'Due', num: true, get: (q) => f.num(q.pending - q.scheduled)},
         {title: 'Scheduled', num: true, get: (q) => f.num(q.scheduled)},
         {title: 'Processing', num: true, get: (q) => f.num(q.processing)},
         {title: 'Waiting', num: true, get: (q) => f.num(q.waiting)},
@@ -65,7 +65,7 @@ export function mount(root) {
       const due = [...o.schedules].sort((a, b) => String(a.next_due_at).localeCompare(String(b.next_due_at)));
       renderIfChanged(schedules, {due, t: Math.floor(now / 5000)}, () => table([
         {title: 'Schedule', get: (s) => link(['schedules'], s.name)},
-        {title: 'Every', get: (s) => s.expression},
+        {title: 'When', get: (s) => s.expression},
         {title: 'Target', get: (s) => s.target_kind + ' ' + s.target},
         {title: 'Next due', get: (s) => s.suspended ? pill('suspended', 'muted') : f.relative(s.next_due_at, now)},
       ], due, {test: 'schedules-table', empty: 'No schedules.'}));

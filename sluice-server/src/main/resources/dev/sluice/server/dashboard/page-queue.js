@@ -2,9 +2,9 @@
 // revive or purge one, or all).
 
 import * as api from './api.js';
-import {card, h, link, pill, renderIfChanged, stat, table} from './dom.js';
+import {card, h, link, pill, renderIfChanged, stat, table, errorText} from './dom.js';
 import {actionButton, adminNote, n} from './confirm.js';
-import {chart, COL} from './chart.js';
+import {chart, COL, widthOf} from './chart.js';
 import * as f from './format.js';
 import {pages} from './pager.js';
 
@@ -54,14 +54,14 @@ export function mount(root, params, ctx) {
       ]);
       const q = list.queues.find((x) => x.name === name) || {name, pending: 0, scheduled: 0, processing: 0, waiting: 0, dead: 0};
       renderIfChanged(figures, q, () => [
-        stat('pending', f.num(q.pending), 'queue-pending'),
-        stat('scheduled', f.num(q.scheduled), 'queue-scheduled'),
+        stat('due', f.num(q.pending - q.scheduled), 'queue-due'),
+        stat('scheduled (not due)', f.num(q.scheduled), 'queue-scheduled'),
         stat('processing', f.num(q.processing), 'queue-processing'),
         stat('waiting', f.num(q.waiting), 'queue-waiting'),
         stat('dead', f.num(q.dead), 'queue-dead-count', q.dead > 0 ? 'warn' : null),
       ]);
       const points = hist.series['queue:' + name] || [];
-      renderIfChanged(charts, points, () => chart({title: 'Jobs by state', test: 'queue-chart', lines: [
+      renderIfChanged(charts, {points, w: widthOf(charts)}, ({w}) => chart({width: w, title: 'Jobs by state', test: 'queue-chart', lines: [
         {label: 'pending', points, column: COL.pending}, {label: 'processing', points, column: COL.processing},
         {label: 'dead', points, column: COL.dead}]}));
       for (const b of tabs.children) {
@@ -78,7 +78,7 @@ export function mount(root, params, ctx) {
         {title: 'Worker', get: (x) => x.worker_id || '—'},
         {title: 'Unique key', get: (x) => x.unique_key || '—'},
         {title: 'Size', num: true, get: (x) => f.bytes(x.payload_bytes)},
-        {title: 'Last error', cls: 'error-text', get: (x) => f.cut(x.last_error, 120) || '—'},
+        {title: 'Last error', cls: 'error-text', get: (x) => errorText(x.last_error, 120)},
       ], rows, {test: 'jobs-table', empty: 'No ' + state + ' jobs.', rowTest: (x) => ({id: x.id})}));
       deadPages.show(d.next_cursor, d.dead.length);
       renderIfChanged(note, ctx.admin(), () => adminNote(ctx));
@@ -96,7 +96,7 @@ export function mount(root, params, ctx) {
         {title: 'Job', num: true, get: (x) => String(x.id)},
         {title: 'Reason', get: (x) => pill(x.reason, 'warn')},
         {title: 'Attempts', num: true, get: (x) => x.attempts + ' / ' + x.max_attempts},
-        {title: 'Last error', cls: 'error-text', get: (x) => h('span', {title: f.cut(x.last_error, 2000)}, f.cut(x.last_error, 140))},
+        {title: 'Last error', cls: 'error-text', get: (x) => errorText(x.last_error, 140)},
         {title: 'Died', get: (x) => f.time(x.died_at)},
         {title: 'Purged after', get: (x) => f.time(x.purge_after)},
         {title: 'Actions', cls: 'actions', get: (x) => [

@@ -3,7 +3,7 @@
 
 import * as api from './api.js';
 import {card, facts, h, link, pill, renderIfChanged, replace, table} from './dom.js';
-import {chart, COL} from './chart.js';
+import {chart, COL, widthOf} from './chart.js';
 import * as f from './format.js';
 
 const LIMIT = 20;
@@ -53,7 +53,7 @@ export function mount(root, params, ctx) {
     ]);
     head = g.groups.reduce((m, x) => Math.max(m, x.head || 0), 0);
     const c = s.config;
-    renderIfChanged(info, s, () => facts([
+    renderIfChanged(info, {s, head}, () => facts([
       ['Id', String(s.id)],
       ['Retention', c.retention ? f.duration(c.retention) : 'forever'],
       ['Partition size', f.num(c.partition_size)],
@@ -65,7 +65,7 @@ export function mount(root, params, ctx) {
       ['Head', f.num(head), 'stream-head'],
     ], 'stream-facts'));
     const points = hist.series['stream:' + name] || [];
-    renderIfChanged(charts, points, () => chart({title: 'Messages produced per second, last 15 minutes', test: 'stream-chart',
+    renderIfChanged(charts, {points, w: widthOf(charts)}, ({w}) => chart({width: w, title: 'Messages produced per second, last 15 minutes', test: 'stream-chart',
       unit: '/s', lines: [{label: 'produced', points, column: COL.rate}]}));
     renderIfChanged(groups, g.groups, (rows) => table([
       {title: 'Group', get: (x) => link(['groups', name, x.name], x.name, {dataset: {test: 'group-link'}})},
