@@ -45,6 +45,7 @@ final class Browser implements AutoCloseable {
                 "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-extensions", "--hide-scrollbars", "--force-color-profile=srgb", "--lang=en-US",
                 "--user-data-dir=" + profile, "--window-size=1280,800");
+        options.setCapability("goog:loggingPrefs", Map.of("browser", "ALL"));
         service = new ChromeDriverService.Builder().usingDriverExecutable(new File(CHROMEDRIVER.toString())).usingAnyFreePort()
                 .build();
         driver = new ChromeDriver(service, options);
@@ -138,6 +139,15 @@ final class Browser implements AutoCloseable {
         } finally {
             metrics(800);
         }
+    }
+
+    /** What the page logged that is a script error or a content-policy refusal (an HTTP error answer is not). */
+    List<String> scriptErrors() {
+        return driver.manage().logs().get(org.openqa.selenium.logging.LogType.BROWSER).getAll().stream()
+                .map(org.openqa.selenium.logging.LogEntry::getMessage)
+                .filter(m -> m.contains("Content Security Policy") || m.contains("Uncaught") || m.contains("TypeError")
+                        || m.contains("ReferenceError") || m.contains("SyntaxError"))
+                .toList();
     }
 
     @Override

@@ -266,6 +266,8 @@ class DashboardBrowserTest {
                 assertThat(button.getAttribute("title")).contains("admin role");
             }
             assertThat(billing.get().orElseThrow().dead()).isEqualTo(2);
+            // no script failed and the content policy refused nothing (no inline script, style or handler)
+            assertThat(b.scriptErrors()).isEmpty();
         }
     }
 

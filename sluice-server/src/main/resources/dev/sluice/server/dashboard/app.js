@@ -81,6 +81,7 @@ function navigate() {
   const page = PAGES[name];
   generation++;
   clearError();
+  document.getElementById('toast').className = 'toast';
   const root = document.getElementById('app');
   replace(root);
   document.querySelectorAll('#nav a').forEach((a) => {
@@ -124,7 +125,7 @@ async function tick() {
     await mine.view.update();
     if (mine.generation !== generation) return;
     clearError();
-    status.textContent = 'live · ' + new Date().toLocaleTimeString();
+    replace(status, h('span', {class: 'wide-only'}, 'live · '), new Date().toLocaleTimeString());
     status.className = 'live ok';
     status.dataset.updated = String(Date.now());
   } catch (e) {
