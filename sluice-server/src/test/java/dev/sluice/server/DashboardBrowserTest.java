@@ -35,8 +35,8 @@ import org.openqa.selenium.WebElement;
 
 /**
  * The dashboard in a real browser (Debian's headless Chromium through chromedriver) over a server on a free
- * loopback port: overview → group → redrive a dead letter through the confirmation dialog; queue → revive a
- * dead job; every page screenshotted (light, dark and phone width) to {@code target/screenshots/}. Each action is
+ * loopback port: overview → group → redrive a dead letter through the confirmation dialog, rewind; queue → revive
+ * a dead job; schedules → suspend, run now, resume; every page screenshotted (light, dark and phone width) to {@code target/screenshots/}. Each action is
  * checked on the page and through the Java API. Without the browser it skips, except under CI=true, where it
  * fails: CI installs the packages.
  */
@@ -51,6 +51,8 @@ class DashboardBrowserTest {
     static Sluice sluice;
     static SluiceServer server;
     static long deadJob;
+    /** Started while the data is prepared (a browser takes seconds to start). */
+    static java.util.concurrent.CompletableFuture<Browser> browser;
     static final long T0 = System.nanoTime();
 
     private static void log(String step) {
@@ -67,6 +69,13 @@ class DashboardBrowserTest {
             }
             assumeTrue(false, why);
         }
+        browser = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return new Browser(screenshots());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
         log("database ready");
         sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).maintenance(true)
                 .maintenanceInterval(Duration.ofMillis(500)).build();
@@ -78,6 +87,9 @@ class DashboardBrowserTest {
 
     @AfterAll
     static void stop() {
+        if (browser != null) {
+            browser.thenAccept(Browser::close).exceptionally(e -> null).join();
+        }
         if (server != null) {
             server.close();
         }
@@ -128,147 +140,174 @@ class DashboardBrowserTest {
     void redrivesADeadLetterAndRevivesADeadJobThroughTheDashboard() throws Exception {
         ConsumerGroup<byte[]> billing = sluice.stream(STREAM).consumerGroup(GROUP);
         Queue<byte[]> emails = sluice.queue(QUEUE);
-        try (Browser b = new Browser(screenshots())) {
-            log("browser started");
-            b.driver.get(server.url());
-            // overview: the open-mode role, streams, the group with its dead letters, the queue
-            b.waitText("#role-pill", "admin · open mode");
-            b.waitFor("[data-test=streams-table] tr[data-name='" + STREAM + "']");
-            b.waitFor("[data-test=groups-table] tr[data-name='" + STREAM + "/" + GROUP + "']");
-            b.waitFor("[data-test=queues-table] tr[data-name='" + QUEUE + "']");
-            b.waitText("[data-test=stat-dead] .stat-value", "3");
-            b.waitText("[data-test=stat-dead-jobs] .stat-value", "1");
-            b.shot("overview");
-            log("overview shot");
+        Browser b = browser.join();
+        log("browser started");
+        b.driver.get(server.url());
+        // overview: the open-mode role, streams, the group with its dead letters, the queue
+        b.waitText("#role-pill", "admin · open mode");
+        b.waitFor("[data-test=streams-table] tr[data-name='" + STREAM + "']");
+        b.waitFor("[data-test=groups-table] tr[data-name='" + STREAM + "/" + GROUP + "']");
+        b.waitFor("[data-test=queues-table] tr[data-name='" + QUEUE + "']");
+        b.waitText("[data-test=stat-dead] .stat-value", "3");
+        b.waitText("[data-test=stat-dead-jobs] .stat-value", "1");
+        b.shot("overview");
+        log("overview shot");
 
-            // the stream: config, groups, recent messages, chart
-            b.click("[data-test=streams-table] tr[data-name='" + STREAM + "'] a");
-            b.waitFor("[data-test=stream-groups-table] tr[data-name='" + GROUP + "']");
-            b.until("12 messages", d -> b.count("[data-test=messages-table] tr[data-id]") == 12);
-            b.waitFor("svg[data-test=stream-chart]");
-            b.shot("stream");
+        // the stream: config, groups, recent messages, chart
+        b.click("[data-test=streams-table] tr[data-name='" + STREAM + "'] a");
+        b.waitFor("[data-test=stream-groups-table] tr[data-name='" + GROUP + "']");
+        b.until("12 messages", d -> b.count("[data-test=messages-table] tr[data-id]") == 12);
+        b.waitFor("svg[data-test=stream-chart]");
+        b.shot("stream");
 
-            // the group: three dead letters, shown as text however hostile
-            b.click("[data-test=stream-groups-table] tr[data-name='" + GROUP + "'] a");
-            b.waitText("[data-test=group-dead-count] .stat-value", "3");
-            b.until("three dead rows", d -> b.count("[data-test=dead-letters-table] tr[data-test=dead-row]") == 3);
-            assertThat(b.text("[data-test=dead-letters-table] tr[data-test=dead-row] td.error-text")).isEqualTo(HOSTILE);
-            assertThat(b.count("[data-hostile], [data-test=dead-letters-table] td b")).isZero();
-            b.waitFor("svg[data-test=group-lag-chart]");
-            b.shot("group");
-            log("group shot");
+        // the group: three dead letters, shown as text however hostile
+        b.click("[data-test=stream-groups-table] tr[data-name='" + GROUP + "'] a");
+        b.waitText("[data-test=group-dead-count] .stat-value", "3");
+        b.until("three dead rows", d -> b.count("[data-test=dead-letters-table] tr[data-test=dead-row]") == 3);
+        assertThat(b.text("[data-test=dead-letters-table] tr[data-test=dead-row] td.error-text")).isEqualTo(HOSTILE);
+        assertThat(b.count("[data-hostile], [data-test=dead-letters-table] td b")).isZero();
+        b.waitFor("svg[data-test=group-lag-chart]");
+        b.shot("group");
+        log("group shot");
 
-            List<Long> ids = billing.admin().deadLetters(null, 10).items().stream().map(DeadLetter::messageId).toList();
-            assertThat(ids).hasSize(3);
-            long first = ids.get(0);
-            String row = "[data-test=dead-letters-table] tr[data-id='" + first + "']";
+        List<Long> ids = billing.admin().deadLetters(null, 10).items().stream().map(DeadLetter::messageId).toList();
+        assertThat(ids).hasSize(3);
+        long first = ids.get(0);
+        String row = "[data-test=dead-letters-table] tr[data-id='" + first + "']";
 
-            // a cancelled confirmation changes nothing (and the poller keeps the row)
-            b.click(row + " button[data-test=purge]");
-            b.waitFor("#confirm-dialog[open]");
-            assertThat(b.text("#confirm-title")).isEqualTo("Purge message " + first + "?");
-            b.click("#confirm-cancel");
-            b.waitGone("#confirm-dialog[open]");
-            b.waitPollAfter(b.now());
-            assertThat(b.count(row)).isEqualTo(1);
-            assertThat(billing.get().orElseThrow().dead()).isEqualTo(3);
+        // a cancelled confirmation changes nothing (and the poller keeps the row)
+        b.click(row + " button[data-test=purge]");
+        b.waitFor("#confirm-dialog[open]");
+        assertThat(b.text("#confirm-title")).isEqualTo("Purge message " + first + "?");
+        b.click("#confirm-cancel");
+        b.waitGone("#confirm-dialog[open]");
+        b.waitPollAfter(b.now());
+        assertThat(b.count(row)).isEqualTo(1);
+        assertThat(billing.get().orElseThrow().dead()).isEqualTo(3);
 
-            // redrive one: confirm in the dialog, it leaves the list and the dead count drops
-            b.click(row + " button[data-test=redrive]");
-            WebElement dialog = b.waitFor("#confirm-dialog[open]");
-            assertThat(dialog.findElement(By.id("confirm-title")).getText()).isEqualTo("Redrive message " + first + "?");
-            b.shot("group-confirm");
-            b.click("#confirm-ok");
-            b.waitGone("#confirm-dialog[open]");
-            b.waitGone(row);
-            b.waitText("[data-test=group-dead-count] .stat-value", "2");
-            b.waitText("[data-test=group-ready] .stat-value", "1");
-            assertThat(b.text("#toast")).isEqualTo("Redrove 1 dead letter");
-            GroupInfo after = billing.get().orElseThrow();
-            assertThat(after.dead()).isEqualTo(2);
-            assertThat(after.ready()).isEqualTo(1);
-            assertThat(billing.admin().deadLetters(null, 10).items()).extracting(DeadLetter::messageId)
-                    .containsExactlyElementsOf(ids.subList(1, 3));
+        // redrive one: confirm in the dialog, it leaves the list and the dead count drops
+        b.click(row + " button[data-test=redrive]");
+        WebElement dialog = b.waitFor("#confirm-dialog[open]");
+        assertThat(dialog.findElement(By.id("confirm-title")).getText()).isEqualTo("Redrive message " + first + "?");
+        b.shot("group-confirm");
+        b.click("#confirm-ok");
+        b.waitGone("#confirm-dialog[open]");
+        b.waitGone(row);
+        b.waitText("[data-test=group-dead-count] .stat-value", "2");
+        b.waitText("[data-test=group-ready] .stat-value", "1");
+        assertThat(b.text("#toast")).isEqualTo("Redrove 1 dead letter");
+        GroupInfo after = billing.get().orElseThrow();
+        assertThat(after.dead()).isEqualTo(2);
+        assertThat(after.ready()).isEqualTo(1);
+        assertThat(billing.admin().deadLetters(null, 10).items()).extracting(DeadLetter::messageId)
+                .containsExactlyElementsOf(ids.subList(1, 3));
 
-            // the queue: its dead job revived
-            b.go("#/");
-            b.click("[data-test=queues-table] tr[data-name='" + QUEUE + "'] a");
-            b.waitText("[data-test=queue-dead-count] .stat-value", "1");
-            b.waitText("[data-test=queue-scheduled] .stat-value", "1");
-            String jobRow = "[data-test=dead-jobs-table] tr[data-id='" + deadJob + "']";
-            b.waitFor(jobRow);
-            b.shot("queue");
-            log("queue shot");
-            b.click(jobRow + " button[data-test=revive]");
-            b.waitFor("#confirm-dialog[open]");
-            assertThat(b.text("#confirm-title")).isEqualTo("Revive job " + deadJob + "?");
-            b.click("#confirm-ok");
-            b.waitGone(jobRow);
-            b.waitText("[data-test=queue-dead-count] .stat-value", "0");
-            b.waitText("[data-test=queue-due] .stat-value", "1");
-            b.waitFor("[data-test=jobs-table] tr[data-id='" + deadJob + "']");
-            assertThat(emails.admin().deadLetters(null, 10).items()).isEmpty();
-            assertThat(emails.admin().job(deadJob).orElseThrow().state()).isEqualTo(JobState.PENDING);
+        // rewind to the first message: the cursor moves back, the dead letters stay
+        b.waitFor("#rewind-to").sendKeys("1");
+        b.click("button[data-test=rewind]");
+        b.waitFor("#confirm-dialog[open]");
+        assertThat(b.text("#confirm-text")).isEqualTo("The cursor moves to message id 1.");
+        b.click("#confirm-ok");
+        b.waitText("[data-test=group-lag] .stat-value", "12");
+        b.waitText("[data-test=group-committed] .stat-value", "0");
+        assertThat(billing.get().orElseThrow().lag()).isEqualTo(12);
+        assertThat(billing.get().orElseThrow().dead()).isEqualTo(2);
 
-            // schedules, locks, the fleet
-            b.click("[data-test=nav-schedules]");
-            b.waitFor("[data-test=schedules-table] tr[data-name='nightly-report'] button[data-test=schedule-run]");
-            b.shot("schedules");
-            b.click("[data-test=nav-locks]");
-            b.waitFor("[data-test=locks-table] tr[data-name='reports-leader']");
-            b.shot("locks");
-            b.click("[data-test=nav-fleet]");
-            b.waitFor("[data-test=fleet-workers-table] tr[data-key='manager']");
-            b.waitFor("[data-test=sweeps-table] tbody tr:not(.empty)");
-            b.shot("fleet");
-            log("fleet shot");
+        // the queue: its dead job revived
+        b.go("#/");
+        b.click("[data-test=queues-table] tr[data-name='" + QUEUE + "'] a");
+        b.waitText("[data-test=queue-dead-count] .stat-value", "1");
+        b.waitText("[data-test=queue-scheduled] .stat-value", "1");
+        String jobRow = "[data-test=dead-jobs-table] tr[data-id='" + deadJob + "']";
+        b.waitFor(jobRow);
+        b.shot("queue");
+        log("queue shot");
+        b.click(jobRow + " button[data-test=revive]");
+        b.waitFor("#confirm-dialog[open]");
+        assertThat(b.text("#confirm-title")).isEqualTo("Revive job " + deadJob + "?");
+        b.click("#confirm-ok");
+        b.waitGone(jobRow);
+        b.waitText("[data-test=queue-dead-count] .stat-value", "0");
+        b.waitText("[data-test=queue-due] .stat-value", "1");
+        b.waitFor("[data-test=jobs-table] tr[data-id='" + deadJob + "']");
+        assertThat(emails.admin().deadLetters(null, 10).items()).isEmpty();
+        assertThat(emails.admin().job(deadJob).orElseThrow().state()).isEqualTo(JobState.PENDING);
 
-            // the dark theme, remembered across a reload
-            b.click("#theme-toggle");
-            b.until("the dark theme", d -> "dark".equals(d.findElement(By.tagName("html")).getAttribute("data-theme")));
-            b.go("#/groups/" + STREAM + "/" + GROUP);
-            b.until("two dead rows", d -> b.count("[data-test=dead-letters-table] tr[data-test=dead-row]") == 2);
-            b.shot("group-dark");
-            b.go("#/");
-            b.waitFor("[data-test=groups-table] tr[data-name='" + STREAM + "/" + GROUP + "']");
-            b.shot("overview-dark");
-            b.driver.navigate().refresh();
-            b.until("the dark theme after a reload", d -> "dark".equals(d.findElement(By.tagName("html")).getAttribute("data-theme")));
-            b.click("#theme-toggle");
-            b.until("the light theme", d -> "light".equals(d.findElement(By.tagName("html")).getAttribute("data-theme")));
+        // schedules, locks, the fleet
+        b.click("[data-test=nav-schedules]");
+        b.waitFor("[data-test=schedules-table] tr[data-name='nightly-report'] button[data-test=schedule-run]");
+        b.shot("schedules");
+        String schedule = "[data-test=schedules-table] tr[data-name='nightly-report'] ";
+        b.click(schedule + "button[data-test=schedule-suspend]");
+        b.waitFor("#confirm-dialog[open]");
+        b.click("#confirm-ok");
+        b.waitFor(schedule + "button[data-test=schedule-resume]");
+        assertThat(sluice.schedule("nightly-report").get().orElseThrow().suspended()).isTrue();
+        int jobs = emails.admin().jobs(JobState.PENDING, null, 100).items().size();
+        b.click(schedule + "button[data-test=schedule-run]");
+        b.waitFor("#confirm-dialog[open]");
+        b.click("#confirm-ok");
+        b.until("the fire's toast", d -> b.text("#toast").startsWith("Fired nightly-report"));
+        assertThat(emails.admin().jobs(JobState.PENDING, null, 100).items()).hasSize(jobs + 1);
+        b.click(schedule + "button[data-test=schedule-resume]");
+        b.waitFor("#confirm-dialog[open]");
+        b.click("#confirm-ok");
+        b.waitFor(schedule + "button[data-test=schedule-suspend]");
+        assertThat(sluice.schedule("nightly-report").get().orElseThrow().suspended()).isFalse();
+        b.click("[data-test=nav-locks]");
+        b.waitFor("[data-test=locks-table] tr[data-name='reports-leader']");
+        b.shot("locks");
+        b.click("[data-test=nav-fleet]");
+        b.waitFor("[data-test=fleet-workers-table] tr[data-key='manager']");
+        b.waitFor("[data-test=sweeps-table] tbody tr:not(.empty)");
+        b.shot("fleet");
+        log("fleet shot");
 
-            // phone width: the page fits (tables scroll inside their boxes)
-            b.viewport(390, true);
-            b.go("#/streams/" + STREAM);
-            b.go("#/");
-            b.waitFor("[data-test=groups-table] tr[data-name='" + STREAM + "/" + GROUP + "']");
-            assertThat(pageWidth(b)).isLessThanOrEqualTo(390);
-            b.shot("overview-phone");
-            b.go("#/groups/" + STREAM + "/" + GROUP);
-            b.until("two dead rows", d -> b.count("[data-test=dead-letters-table] tr[data-test=dead-row]") == 2);
-            assertThat(pageWidth(b)).isLessThanOrEqualTo(390);
-            b.shot("group-phone");
-            log("group-phone shot");
-            b.viewport(1280, false);
+        // the dark theme, remembered across a reload
+        b.click("#theme-toggle");
+        b.until("the dark theme", d -> "dark".equals(d.findElement(By.tagName("html")).getAttribute("data-theme")));
+        b.go("#/groups/" + STREAM + "/" + GROUP);
+        b.until("two dead rows", d -> b.count("[data-test=dead-letters-table] tr[data-test=dead-row]") == 2);
+        b.shot("group-dark");
+        b.go("#/");
+        b.waitFor("[data-test=groups-table] tr[data-name='" + STREAM + "/" + GROUP + "']");
+        b.shot("overview-dark");
+        b.driver.navigate().refresh();
+        b.until("the dark theme after a reload", d -> "dark".equals(d.findElement(By.tagName("html")).getAttribute("data-theme")));
+        b.click("#theme-toggle");
+        b.until("the light theme", d -> "light".equals(d.findElement(By.tagName("html")).getAttribute("data-theme")));
 
-            // a read token: admin actions are disabled, with the reason
-            String secret = sluice.tokens().create(TokenRole.READ, "dashboard-reader").secret();
-            b.driver.navigate().refresh();
-            b.waitFor("#error-banner[data-code=UNAUTHORIZED]");
-            b.click("#token-toggle");
-            b.waitFor("#token-input").sendKeys(secret);
-            b.click("#token-save");
-            b.waitText("#role-pill", "read");
-            b.until("two dead rows", d -> b.count("[data-test=dead-letters-table] tr[data-test=dead-row]") == 2);
-            b.waitFor("[data-test=admin-hint]");
-            for (WebElement button : b.driver.findElements(By.cssSelector("#app button[data-admin]"))) {
-                assertThat(button.isEnabled()).as(button.getText()).isFalse();
-                assertThat(button.getAttribute("title")).contains("admin role");
-            }
-            assertThat(billing.get().orElseThrow().dead()).isEqualTo(2);
-            // no script failed and the content policy refused nothing (no inline script, style or handler)
-            assertThat(b.scriptErrors()).isEmpty();
+        // phone width: the page fits (tables scroll inside their boxes)
+        b.viewport(390, true);
+        b.go("#/streams/" + STREAM);
+        b.go("#/");
+        b.waitFor("[data-test=groups-table] tr[data-name='" + STREAM + "/" + GROUP + "']");
+        assertThat(pageWidth(b)).isLessThanOrEqualTo(390);
+        b.shot("overview-phone");
+        b.go("#/groups/" + STREAM + "/" + GROUP);
+        b.until("two dead rows", d -> b.count("[data-test=dead-letters-table] tr[data-test=dead-row]") == 2);
+        assertThat(pageWidth(b)).isLessThanOrEqualTo(390);
+        b.shot("group-phone");
+        log("group-phone shot");
+        b.viewport(1280, false);
+
+        // a read token: admin actions are disabled, with the reason
+        String secret = sluice.tokens().create(TokenRole.READ, "dashboard-reader").secret();
+        b.driver.navigate().refresh();
+        b.waitFor("#error-banner[data-code=UNAUTHORIZED]");
+        b.click("#token-toggle");
+        b.waitFor("#token-input").sendKeys(secret);
+        b.click("#token-save");
+        b.waitText("#role-pill", "read");
+        b.until("two dead rows", d -> b.count("[data-test=dead-letters-table] tr[data-test=dead-row]") == 2);
+        b.waitFor("[data-test=admin-hint]");
+        for (WebElement button : b.driver.findElements(By.cssSelector("#app button[data-admin]"))) {
+            assertThat(button.isEnabled()).as(button.getText()).isFalse();
+            assertThat(button.getAttribute("title")).contains("admin role");
         }
+        assertThat(billing.get().orElseThrow().dead()).isEqualTo(2);
+        // no script failed and the content policy refused nothing (no inline script, style or handler)
+        assertThat(b.scriptErrors()).isEmpty();
     }
 
     private static long pageWidth(Browser b) {

@@ -55,7 +55,7 @@ export function mount(root, params, ctx) {
       const q = list.queues.find((x) => x.name === name) || {name, pending: 0, scheduled: 0, processing: 0, waiting: 0, dead: 0};
       renderIfChanged(figures, q, () => [
         stat('due', f.num(q.pending - q.scheduled), 'queue-due'),
-        stat('scheduled (not due)', f.num(q.scheduled), 'queue-scheduled'),
+        stat('scheduled', f.num(q.scheduled), 'queue-scheduled'),
         stat('processing', f.num(q.processing), 'queue-processing'),
         stat('waiting', f.num(q.waiting), 'queue-waiting'),
         stat('dead', f.num(q.dead), 'queue-dead-count', q.dead > 0 ? 'warn' : null),
