@@ -23,9 +23,9 @@ import javax.sql.DataSource;
 /**
  * The composition root of one client: builds every store once (each the one writer of its tables), and owns
  * the session connection, the shared runtime, the tracking of running parts and the routing of local
- * wake-ups. Building it does no I/O and starts no thread; the session, the runtime's threads and the
- * maintenance thread start on first use. {@link #close()} closes the tracked parts (newest first), then the
- * runtime, the maintenance thread and the session.
+ * wake-ups. Building it does no I/O and starts no thread (with a meter registry it schedules the gauges' refresh,
+ * whose reads run on the scheduler); the session, the runtime's threads and the maintenance thread start on first use.
+ * {@link #close()} closes the tracked parts (newest first), then the runtime, the maintenance thread and the session.
  */
 public final class Engine implements AutoCloseable {
     private final String schema;
@@ -117,12 +117,8 @@ public final class Engine implements AutoCloseable {
                 () -> streamCatalog.list().stream().filter(s -> s.familyVersion() == streamCatalog.familyCodeVersion()).toList(),
                 groupRegistry::list, () -> jobStore.listing().queues(), settings.snapshotRetention());
         this.meters = meters;
-        this.meterRefresh = !meters.gauged() ? null : new dev.sluice.internal.metrics.MeterRefresh(db,
-                streamCatalog.quotedSchema(), this::controlPlaneInstalled, maintenancePass::currentMetrics, meters,
-                settings.meterRefresh(), runtime);
-        if (meterRefresh != null) {
-            meterRefresh.start();
-        }
+        this.meterRefresh = dev.sluice.internal.metrics.MeterRefresh.startFor(meters, db, streamCatalog.quotedSchema(),
+                this::controlPlaneInstalled, maintenancePass::currentMetrics, settings.meterRefresh(), runtime);
     }
 
     /** The refresh of the gauges, or null without a registry. */

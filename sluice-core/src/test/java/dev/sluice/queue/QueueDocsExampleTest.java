@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.sluice.DeadJob;
 import dev.sluice.EnqueueOptions;
+import dev.sluice.JobClaim;
+import dev.sluice.JobHandle;
 import dev.sluice.JobInfo;
 import dev.sluice.JobState;
 import dev.sluice.Page;
@@ -18,6 +20,7 @@ import dev.sluice.embedded.test.TestDatabase;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -62,5 +65,38 @@ class QueueDocsExampleTest {
         assertThat(emails.admin().redrive(id)).as("acked jobs leave nothing to revive").isFalse();
         assertThat(emails.admin().purgeAll()).isZero();
         sluice.close();
+    }
+
+    /** What the page's {@code handOut(id, token, payload)} passes to a worker that keeps no handle. */
+    record HandedOut(long id, String token, byte[] payload) {
+    }
+
+    @Test
+    void claimsHeldElsewhereExampleRuns(TestDatabase db) {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            Queue<byte[]> thumbnails = sluice.queue("thumbnails");
+            long enqueued = thumbnails.enqueue(new byte[] {1, 2, 3});
+            List<HandedOut> handed = new java.util.ArrayList<>();
+
+            List<JobHandle<byte[]>> got = thumbnails.claim(10, Duration.ofSeconds(20));
+            for (JobHandle<byte[]> job : got) {
+                handed.add(new HandedOut(job.id(), job.claimToken(), job.payloadBytes()));
+            }
+            assertThat(handed).singleElement().satisfies(h -> {
+                assertThat(h.id()).isEqualTo(enqueued);
+                assertThat(h.payload()).containsExactly(1, 2, 3);
+            });
+
+            long id = handed.get(0).id();
+            String token = handed.get(0).token();
+            byte[] png = {(byte) 0x89, 'P', 'N', 'G'};
+            JobClaim claim = thumbnails.claimed(id, token);
+            Optional<Instant> until = claim.heartbeat();
+            boolean done = claim.complete(png, "image/png");
+            assertThat(until).isPresent();
+            assertThat(done).isTrue();
+            assertThat(claim.ack()).as("resolved once").isFalse();
+            assertThat(thumbnails.admin().job(id)).as("done: the row is gone").isEmpty();
+        }
     }
 }

@@ -99,8 +99,10 @@ public final class SluiceServer implements AutoCloseable {
                 hc.setIdleTimeout(b.idleTimeout.toMillis());
                 hc.setSendServerVersion(false);
             });
-            config.jetty.modifyServer(server -> server.setStopTimeout(b.drain.toMillis()));
-            config.http.maxRequestSize = b.maxBodyBytes;
+            config.jetty.modifyServer(server -> server.setStopTimeout(Math.max(1_000, b.drain.toMillis())));
+            // Bodies are read only through Requests.body, which enforces each route's limit (413, coded) for declared
+            // and chunked bodies alike; Javalin's own check would answer before our error handling.
+            config.http.maxRequestSize = Long.MAX_VALUE;
             config.http.asyncTimeout = 0;
             config.router.ignoreTrailingSlashes = true;
             config.requestLogger.http((ctx, ms) -> requestTimer.tags("method", ctx.method().name(), "route",
@@ -109,7 +111,8 @@ public final class SluiceServer implements AutoCloseable {
             config.routes.exception(SluiceException.class, (e, ctx) -> ApiErrors.respond(ctx, e));
             config.routes.exception(Exception.class, (e, ctx) -> ApiErrors.unexpected(ctx, e));
             config.routes.error(404, ctx -> {
-                if (ctx.result() == null) {
+                String type = ctx.res().getContentType();
+                if (type == null || !type.startsWith("application/json")) {
                     ApiErrors.respond(ctx, new SluiceException(ErrorCode.ROUTE_NOT_FOUND, "no route for " + ctx.method().name()
                             + " " + dev.sluice.internal.text.Echo.of(ctx.path())));
                 }
@@ -157,7 +160,12 @@ public final class SluiceServer implements AutoCloseable {
         pull.close(b.drain);
         api.close();
         if (app != null) {
-            app.stop();
+            try {
+                app.stop();
+            } catch (RuntimeException e) {
+                // Jetty's graceful stop timed out on a connection still open (a keep-alive client): it is closed anyway
+                log.debug("the HTTP server's graceful stop timed out", e);
+            }
         }
     }
 

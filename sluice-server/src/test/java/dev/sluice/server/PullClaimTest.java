@@ -64,6 +64,23 @@ class PullClaimTest {
         return out;
     }
 
+    /**
+     * Claims until {@code n} messages are out (the consumption hands a range over message by message, so under load
+     * they may come in more than one claim); message id → the claim holding it, in delivery order.
+     */
+    private static Map<Long, String> claimAll(String stream, String group, int n, String lease) {
+        Map<Long, String> held = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < 20 && held.size() < n; i++) {
+            JsonNode c = claim(stream, group, n, "5s", lease);
+            for (JsonNode m : c.path("messages")) {
+                assertThat(m.path("attempt").asInt()).isEqualTo(1);
+                held.put(m.path("id").asLong(), c.path("claim").asText());
+            }
+        }
+        assertThat(held).hasSize(n);
+        return held;
+    }
+
     @Test
     void everyMessageOnceWithSuccessAndTheGroupCatchesUp() {
         f.sluice.stream("p1").register();
@@ -89,16 +106,15 @@ class PullClaimTest {
         f.sluice.stream("p2").register();
         f.sluice.stream("p2").consumerGroup("g").register();
         produce("p2", 3, null, 0);
-        JsonNode c = claim("p2", "g", 10, "5s", "1s");
-        assertThat(c.path("messages")).hasSize(3);
-        String claimId = c.path("claim").asText();
-        assertThat(c.path("messages").get(0).path("attempt").asInt()).isEqualTo(1);
-        // Lease ends without an outcome: the claim is gone, the messages come again with their attempt counted.
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() ->
-                http.post("/api/v1/streams/p2/groups/g/claims/" + claimId + ":renew", Map.of()).status() == 409);
-        Http.Reply late = outcomes("p2", "g", claimId, all(c, "success"));
-        assertThat(late.status()).isEqualTo(409);
-        assertThat(late.code()).isEqualTo("SLU-0605");
+        Map<Long, String> held = claimAll("p2", "g", 3, "3s");
+        // Leases end without an outcome: the claims are gone, the messages come again with their attempt counted.
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(15)).until(() -> f.server.pull().liveClaims() == 0);
+        for (String claimId : new HashSet<>(held.values())) {
+            assertThat(http.post("/api/v1/streams/p2/groups/g/claims/" + claimId + ":renew", Map.of()).code()).isEqualTo("SLU-0605");
+            Http.Reply late = outcomes("p2", "g", claimId, List.of(Map.of("id", held.keySet().iterator().next(), "outcome", "success")));
+            assertThat(late.status()).isEqualTo(409);
+            assertThat(late.code()).isEqualTo("SLU-0605");
+        }
         Set<Long> again = new HashSet<>();
         int attempt = 0;
         while (again.size() < 3) {
@@ -118,21 +134,27 @@ class PullClaimTest {
         f.sluice.stream("p3").consumerGroup("g").register(GroupConfig.builder()
                 .retry(dev.sluice.RetryPolicy.DEFAULT.withMaxAttempts(3)).build());
         produce("p3", 4, null, 0);
-        JsonNode c = claim("p3", "g", 10, "5s", "2s");
-        String claimId = c.path("claim").asText();
-        Http.Reply renewed = http.post("/api/v1/streams/p3/groups/g/claims/" + claimId + ":renew", Map.of("lease", "60s"));
-        assertThat(renewed.status()).isEqualTo(200);
-        assertThat(renewed.json().path("expires_at").asText()).isNotEmpty();
-        List<Long> ids = new ArrayList<>();
-        c.path("messages").forEach(m -> ids.add(m.path("id").asLong()));
-        assertThat(ids).hasSize(4);
-        Http.Reply r = outcomes("p3", "g", claimId, List.of(
-                Map.of("id", ids.get(0), "outcome", "success"),
-                Map.of("id", ids.get(1), "outcome", "terminal", "reason", "poison"),
-                Map.of("id", ids.get(2), "outcome", "retry", "after", "100ms"),
-                Map.of("id", 999_999, "outcome", "success")));
-        assertThat(r.json().path("accepted").asInt()).isEqualTo(3);
-        assertThat(r.json().path("unknown").get(0).asLong()).isEqualTo(999_999);
+        Map<Long, String> held = claimAll("p3", "g", 4, "2s");
+        for (String claimId : new HashSet<>(held.values())) {
+            Http.Reply renewed = http.post("/api/v1/streams/p3/groups/g/claims/" + claimId + ":renew", Map.of("lease", "60s"));
+            assertThat(renewed.status()).isEqualTo(200);
+            assertThat(renewed.json().path("expires_at").asText()).isNotEmpty();
+        }
+        List<Long> ids = new ArrayList<>(held.keySet());
+        // past the first lease of 2 s: the renewals hold
+        org.awaitility.Awaitility.await().pollDelay(java.time.Duration.ofMillis(2500)).until(() -> true);
+        for (int i = 0; i < 3; i++) {
+            Map<String, Object> o = switch (i) {
+                case 0 -> Map.of("id", ids.get(0), "outcome", "success");
+                case 1 -> Map.of("id", ids.get(1), "outcome", "terminal", "reason", "poison");
+                default -> Map.of("id", ids.get(2), "outcome", "retry", "after", "100ms");
+            };
+            Http.Reply r = outcomes("p3", "g", held.get(ids.get(i)), List.of(o, Map.of("id", 999_999, "outcome", "success")));
+            assertThat(r.status()).as(r.body()).isEqualTo(200);
+            assertThat(r.json().path("accepted").asInt()).isEqualTo(1);
+            assertThat(r.json().path("unknown").get(0).asLong()).isEqualTo(999_999);
+        }
+        String claimId = held.get(ids.get(3));
         assertThat(outcomes("p3", "g", claimId, List.of(Map.of("id", ids.get(3), "outcome", "maybe"))).code()).isEqualTo("SLU-0604");
         assertThat(outcomes("p3", "g", claimId, List.of(Map.of("id", ids.get(3), "outcome", "delay", "after", "100ms"))).status())
                 .isEqualTo(200);

@@ -76,6 +76,20 @@ public final class MeterRefresh implements AutoCloseable {
         }, e -> Math.min(every.toMillis(), SqlErrors.maxPollBackoffMillis(e)));
     }
 
+    /**
+     * The started refresh of a client's gauges, or null when the client keeps none ({@link Meters#gauged()} false: no
+     * registry); see the constructor.
+     */
+    public static MeterRefresh startFor(Meters meters, Db db, String quotedSchema, BooleanSupplier installed,
+                                        Supplier<List<MetricSnapshot>> own, Duration every, ClientRuntime runtime) {
+        if (!meters.gauged()) {
+            return null;
+        }
+        MeterRefresh r = new MeterRefresh(db, quotedSchema, installed, own, meters, every, runtime);
+        r.start();
+        return r;
+    }
+
     /** Schedules the first refresh now, then one every interval; idempotent. */
     public void start() {
         loop.start();

@@ -25,6 +25,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class GroupBridge {
     private final ConsumerGroup<byte[]> group;
+    /** How long a claim gathers further messages after its first arrived. */
+    private static final long GATHER_NANOS = 10_000_000L;
     private final PullOptions options;
     private final Executor handlers;
     private final ReentrantLock lock = new ReentrantLock();
@@ -87,6 +89,12 @@ final class GroupBridge {
             long left = waitNanos;
             while (ready.isEmpty() && !stopped && left > 0) {
                 left = available.awaitNanos(left);
+            }
+            // The consumption hands a claimed range over message by message: once the first is here, gather
+            // what follows for a moment so that a claim gets a batch, not a trickle.
+            long gather = Math.min(left, GATHER_NANOS);
+            while (!ready.isEmpty() && ready.size() < max && !stopped && gather > 0) {
+                gather = available.awaitNanos(gather);
             }
             while (!ready.isEmpty() && out.size() < max) {
                 out.add(ready.pollFirst());

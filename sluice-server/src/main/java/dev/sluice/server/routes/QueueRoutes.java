@@ -40,6 +40,7 @@ final class QueueRoutes {
     private static final Set<String> JOB_FIELDS = Set.of("payload", "payload_text", "payload_base64", "content_type", "priority",
             "delay", "run_at", "expires_at", "unique_key", "headers", "after", "on_parent_failure", "max_attempts",
             "visibility_timeout", "keep_runs", "keep_events");
+    private static final List<String> ACTIONS = List.of("ack", "complete", "retry", "fail", "terminal", "heartbeat");
     private static final Duration MAX_WAIT = Duration.ofSeconds(30);
     private final Sluice sluice;
     private final long maxBody;
@@ -62,7 +63,7 @@ final class QueueRoutes {
                     + Echo.of(q.name()) + "' has no live job " + id));
             Json.reply(ctx, 200, QueueDocuments.job(j));
         });
-        r.action(base + "/{queue}/jobs/{job}", List.of("ack", "complete", "retry", "fail", "terminal", "heartbeat"), TokenRole.WRITE,
+        r.action(base + "/{queue}/jobs/{job}", ACTIONS, TokenRole.WRITE,
                 "Resolve a claimed job by id and claim_token", this::resolve);
         r.post(base + "/{queue}/claims", TokenRole.WRITE, "Claim due jobs ({\"max\":N,\"wait\":\"5s\"}; long-polls)", this::claim);
     }
@@ -192,6 +193,10 @@ final class QueueRoutes {
             throw Requests.malformed("'" + Echo.of(seg.substring(0, colon)) + "' is not a job id");
         }
         String action = seg.substring(colon + 1);
+        if (!ACTIONS.contains(action)) {
+            throw Requests.malformed("unknown job action '" + Echo.of(action)
+                    + "'; use ack, complete, retry, fail, terminal or heartbeat");
+        }
         JsonNode body = Json.parse(Requests.body(ctx, maxBody));
         String token = Requests.textField(body, "claim_token", 64);
         if (token == null) {
