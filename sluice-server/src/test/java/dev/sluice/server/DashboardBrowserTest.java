@@ -76,9 +76,9 @@ class DashboardBrowserTest {
                 throw new java.io.UncheckedIOException(e);
             }
         });
-        log("database ready");
+        log("class started");
         sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).maintenance(true)
-                .maintenanceInterval(Duration.ofMillis(500)).build();
+                .maintenanceInterval(Duration.ofSeconds(1)).build();
         sluice.system().register();
         prepare();
         log("data prepared");
