@@ -25,8 +25,10 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class GroupBridge {
     private final ConsumerGroup<byte[]> group;
-    /** How long a claim gathers further messages after its first arrived. */
-    private static final long GATHER_NANOS = 10_000_000L;
+    /** How long at most a claim gathers further messages after its first arrived. */
+    private static final long GATHER_NANOS = 50_000_000L;
+    /** A gap without a new message that ends the gathering. */
+    private static final long GAP_NANOS = 3_000_000L;
     private final PullOptions options;
     private final Executor handlers;
     private final ReentrantLock lock = new ReentrantLock();
@@ -90,11 +92,21 @@ final class GroupBridge {
             while (ready.isEmpty() && !stopped && left > 0) {
                 left = available.awaitNanos(left);
             }
-            // The consumption hands a claimed range over message by message: once the first is here, gather
-            // what follows for a moment so that a claim gets a batch, not a trickle.
-            long gather = Math.min(left, GATHER_NANOS);
-            while (!ready.isEmpty() && ready.size() < max && !stopped && gather > 0) {
-                gather = available.awaitNanos(gather);
+            // The consumption hands a claimed range over message by message: once the first is here, gather what
+            // follows while it keeps coming (a gap of GAP_NANOS ends it, GATHER_NANOS at most), so that a claim gets a
+            // batch, not a trickle, and a lone message is not held back.
+            long gatherEnd = System.nanoTime() + Math.min(left, GATHER_NANOS);
+            int seen = ready.size();
+            while (!ready.isEmpty() && ready.size() < max && !stopped) {
+                long until = gatherEnd - System.nanoTime();
+                if (until <= 0) {
+                    break;
+                }
+                available.awaitNanos(Math.min(until, GAP_NANOS));
+                if (ready.size() == seen) {
+                    break; // nothing new during a gap
+                }
+                seen = ready.size();
             }
             while (!ready.isEmpty() && out.size() < max) {
                 out.add(ready.pollFirst());

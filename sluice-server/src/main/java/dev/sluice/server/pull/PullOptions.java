@@ -22,7 +22,7 @@ public record PullOptions(int concurrency, int batchSize, int maxGroups, int max
      * (at most 15 min), 30 s idle stop.
      */
     public static PullOptions defaults() {
-        return new PullOptions(1024, 100, 64, 256, Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofMinutes(15),
+        return new PullOptions(1024, 500, 64, 256, Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofMinutes(15),
                 Duration.ofSeconds(30));
     }
 
