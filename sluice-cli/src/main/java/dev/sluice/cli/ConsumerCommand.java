@@ -10,11 +10,12 @@ import dev.sluice.Page;
 import dev.sluice.RetryPolicy;
 import dev.sluice.SluiceException;
 import dev.sluice.StartPosition;
+import dev.sluice.server.json.Inputs;
+import dev.sluice.server.json.StreamDocuments;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.ArgGroup;
@@ -39,32 +40,9 @@ final class ConsumerCommand {
         String group;
     }
 
-    static Map<String, Object> group(GroupInfo g) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", g.id());
-        m.put("stream", g.stream());
-        m.put("name", g.name());
-        m.put("claimed", g.claimed());
-        m.put("committed", g.committed());
-        m.put("head", g.head());
-        m.put("lag", g.lag());
-        m.put("ready", g.ready());
-        m.put("deferred", g.deferred());
-        m.put("inflight", g.inflight());
-        m.put("dead", g.dead());
-        m.put("open_ranges", g.openRanges());
-        m.put("concurrency", g.config().concurrency().sqlValue());
-        m.put("partitions", g.config().partitions());
-        m.put("bindings", g.config().bindings());
-        m.put("max_attempts", g.config().retry().maxAttempts());
-        m.put("dead_letter_retention", g.config().deadLetterRetention().toString());
-        m.put("created_at", g.createdAt().toString());
-        return m;
-    }
-
-    /** {@link #group} for people: durations as the flags take them ({@code 14d}). */
+    /** {@link StreamDocuments#group} for people: durations as the flags take them ({@code 14d}). */
     static Map<String, Object> fields(GroupInfo g) {
-        Map<String, Object> m = group(g);
+        Map<String, Object> m = StreamDocuments.group(g);
         m.put("dead_letter_retention", Output.duration(g.config().deadLetterRetention()) + " (then the janitor deletes them)");
         return m;
     }
@@ -79,7 +57,7 @@ final class ConsumerCommand {
             try (CliContext ctx = open()) {
                 List<GroupInfo> groups = ctx.sluice().stream(stream).consumerGroups();
                 if (json()) {
-                    Output.json(out(), groups.stream().map(ConsumerCommand::group).toList());
+                    Output.json(out(), groups.stream().map(StreamDocuments::group).toList());
                 } else if (groups.isEmpty()) {
                     out().println("no consumer groups on stream '" + stream + "'");
                 } else {
@@ -172,16 +150,7 @@ final class ConsumerCommand {
             if (s.isBlank()) {
                 throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--start is empty; use beginning, head, an id or an ISO-8601 time");
             }
-            if (s.equalsIgnoreCase("beginning")) {
-                return StartPosition.beginning();
-            }
-            if (s.equalsIgnoreCase("head")) {
-                return StartPosition.head();
-            }
-            if (!s.isEmpty() && s.chars().allMatch(c -> c >= '0' && c <= '9')) {
-                return StartPosition.atId(id("--start", s));
-            }
-            return StartPosition.atTime(time(s));
+            return Inputs.startPosition(s, t -> id("--start", t), ConsumerCommand::time);
         }
     }
 
@@ -236,21 +205,7 @@ final class ConsumerCommand {
             try (CliContext ctx = open()) {
                 Page<DeadLetter> p = ctx.sluice().stream(target.stream).consumerGroup(target.group).admin().deadLetters(page, limit);
                 if (json()) {
-                    List<Map<String, Object>> items = new ArrayList<>();
-                    for (DeadLetter d : p.items()) {
-                        Map<String, Object> m = new LinkedHashMap<>();
-                        m.put("message_id", d.messageId());
-                        m.put("message_key", d.messageKey());
-                        m.put("attempts", d.attempts());
-                        m.put("delays", d.delays());
-                        m.put("last_error", d.lastError());
-                        m.put("dead_at", d.deadAt() == null ? null : d.deadAt().toString());
-                        items.add(m);
-                    }
-                    Map<String, Object> doc = new LinkedHashMap<>();
-                    doc.put("items", items);
-                    doc.put("next", p.next());
-                    Output.json(out(), doc);
+                    QueueCommand.page(out(), p.items().stream().map(StreamDocuments::deadLetter).toList(), p.next());
                 } else if (p.items().isEmpty()) {
                     out().println("no dead letters");
                 } else {
@@ -364,7 +319,7 @@ final class ConsumerCommand {
                 ConsumerGroup<byte[]> g = ctx.sluice().stream(target.stream).consumerGroup(target.group);
                 GroupInfo info = to.id != null ? g.admin().rewindToId(to.id, force) : g.admin().rewindToTime(time(to.time), force);
                 if (json()) {
-                    Output.json(out(), group(info));
+                    Output.json(out(), StreamDocuments.group(info));
                 } else {
                     out().println("group '" + target.group + "' now resumes after id " + info.committed());
                 }

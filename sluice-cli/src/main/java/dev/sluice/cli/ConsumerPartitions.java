@@ -3,9 +3,9 @@ package dev.sluice.cli;
 import dev.sluice.ConsumerGroup;
 import dev.sluice.GroupInfo;
 import dev.sluice.PartitionInfo;
+import dev.sluice.server.json.StreamDocuments;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -21,9 +21,9 @@ final class ConsumerPartitions {
     static void print(Base cmd, GroupInfo g, ConsumerGroup<?> group) {
         List<PartitionInfo> buckets = g.config().partitioned() ? group.partitions() : List.of();
         if (cmd.json()) {
-            Map<String, Object> m = ConsumerCommand.group(g);
+            Map<String, Object> m = StreamDocuments.group(g);
             if (g.config().partitioned()) {
-                m.put("buckets", buckets.stream().map(ConsumerPartitions::bucket).toList());
+                m.put("buckets", buckets.stream().map(StreamDocuments::bucket).toList());
             }
             Output.json(cmd.out(), m);
             return;
@@ -41,18 +41,6 @@ final class ConsumerPartitions {
             cmd.out().println();
             Output.table(cmd.out(), List.of("BUCKET", "POSITION", "LAG", "OWNER", "HOLDER", "LEASE_EXPIRES"), rows);
         }
-    }
-
-    static Map<String, Object> bucket(PartitionInfo p) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("bucket", p.bucket());
-        m.put("position", p.position());
-        m.put("lag", p.lag());
-        m.put("owner_instance_id", p.ownerInstanceId() == 0 ? null : p.ownerInstanceId());
-        m.put("holder", p.holder());
-        m.put("lease_expires_at", p.leaseExpiresAt() == null ? null : p.leaseExpiresAt().toString());
-        m.put("heartbeat_at", p.heartbeatAt() == null ? null : p.heartbeatAt().toString());
-        return m;
     }
 
     @Command(name = "repartition", description = "Change a partitioned group's number of buckets. The group must be paused "

@@ -4,6 +4,7 @@ import dev.sluice.ErrorCode;
 import dev.sluice.InstanceInfo;
 import dev.sluice.SluiceException;
 import dev.sluice.WorkerInfo;
+import dev.sluice.server.json.OpsDocuments;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,30 +25,6 @@ import picocli.CommandLine.Parameters;
 final class FleetCommand {
 
     private FleetCommand() {
-    }
-
-    static Map<String, Object> worker(WorkerInfo w) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("key", w.key());
-        m.put("target", w.targetInstances());
-        m.put("live", w.live());
-        m.put("active", w.active());
-        m.put("paused", w.paused());
-        m.put("updated_at", w.updatedAt().toString());
-        return m;
-    }
-
-    static Map<String, Object> instance(InstanceInfo i) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", i.id());
-        m.put("worker", i.worker());
-        m.put("holder", i.holder());
-        m.put("state", i.state().name().toLowerCase(Locale.ROOT));
-        m.put("failures", i.failures());
-        m.put("created_at", i.createdAt().toString());
-        m.put("renewed_at", i.renewedAt().toString());
-        m.put("expires_at", i.expiresAt().toString());
-        return m;
     }
 
     /** A target as an operator reads it: {@code -1 (unlimited)}, {@code 0} (paused) or the cap. */
@@ -71,9 +48,9 @@ final class FleetCommand {
                 List<InstanceInfo> rows = instances ? ctx.sluice().fleet().instances() : List.of();
                 if (json()) {
                     Map<String, Object> doc = new LinkedHashMap<>();
-                    doc.put("workers", workers.stream().map(FleetCommand::worker).toList());
+                    doc.put("workers", workers.stream().map(OpsDocuments::worker).toList());
                     if (instances) {
-                        doc.put("instances", rows.stream().map(FleetCommand::instance).toList());
+                        doc.put("instances", rows.stream().map(OpsDocuments::instance).toList());
                     }
                     Output.json(out(), doc);
                     return Main.OK;
@@ -130,7 +107,7 @@ final class FleetCommand {
             try (CliContext ctx = open()) {
                 WorkerInfo w = ctx.sluice().fleet().setTarget(key, n);
                 if (json()) {
-                    Output.json(out(), worker(w));
+                    Output.json(out(), OpsDocuments.worker(w));
                 } else {
                     Map<String, Object> fields = new LinkedHashMap<>();
                     fields.put("worker", w.key());

@@ -2,6 +2,7 @@ package dev.sluice.cli;
 
 import dev.sluice.LockHandle;
 import dev.sluice.LockInfo;
+import dev.sluice.server.json.OpsDocuments;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,18 +15,6 @@ import picocli.CommandLine.Parameters;
 @Command(name = "lock", description = "TTL locks: take one for a TTL; list them with owner, fencing token and expiry.",
         subcommands = {LockCommand.Acquire.class, LockCommand.ListLocks.class})
 final class LockCommand {
-
-    static Map<String, Object> lock(LockInfo l) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("name", l.name());
-        m.put("owner", l.owner());
-        m.put("held", l.held());
-        m.put("fencing_token", l.fencingToken());
-        m.put("acquired_at", l.acquiredAt().toString());
-        m.put("expires_at", l.expiresAt().toString());
-        m.put("updated_at", l.updatedAt().toString());
-        return m;
-    }
 
     @Command(name = "acquire", description = {"Take a lock for --ttl if it is free and print its fencing token.",
             "The lock is not released when the command ends: it lapses at its expiry. Exits 1 when someone holds it."})
@@ -69,7 +58,7 @@ final class LockCommand {
             try (CliContext ctx = open()) {
                 List<LockInfo> locks = ctx.sluice().locks();
                 if (json()) {
-                    Output.json(out(), locks.stream().map(LockCommand::lock).toList());
+                    Output.json(out(), locks.stream().map(OpsDocuments::lock).toList());
                 } else if (locks.isEmpty()) {
                     out().println("no locks in schema '" + globals().schema + "'");
                 } else {

@@ -1,11 +1,13 @@
 package dev.sluice.cli;
 
-import dev.sluice.InstanceInfo;
 import dev.sluice.MaintenanceReport;
 import dev.sluice.MaintenanceStatus;
 import dev.sluice.MetricSnapshot;
 import dev.sluice.SweepResult;
 import dev.sluice.SweepStatus;
+import dev.sluice.server.json.OpsDocuments;
+import dev.sluice.server.json.StreamDocuments;
+import dev.sluice.server.json.Texts;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Duration;
@@ -28,16 +30,11 @@ final class MaintenanceCommand {
     private MaintenanceCommand() {
     }
 
-    /** A duration in milliseconds with microsecond precision (JSON: a number, e.g. 0.412). */
-    static BigDecimal millis(Duration d) {
-        return BigDecimal.valueOf(d.toNanos()).divide(BigDecimal.valueOf(1_000_000), 3, RoundingMode.HALF_UP);
-    }
-
     /** A duration as text: {@code 0.412 ms}, {@code 37 ms}, {@code 1.24 s}. */
     static String took(Duration d) {
         long nanos = d.toNanos();
         if (nanos < 10_000_000L) {
-            return millis(d).toPlainString() + " ms";
+            return Texts.millis(d).toPlainString() + " ms";
         }
         if (nanos < 1_000_000_000L) {
             return (nanos / 1_000_000) + " ms";
@@ -54,55 +51,6 @@ final class MaintenanceCommand {
         return one.length() > 100 ? one.substring(0, 100) + "..." : one;
     }
 
-    static Map<String, Object> manager(InstanceInfo i) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("holder", i.holder());
-        m.put("instance_id", i.id());
-        m.put("since", i.createdAt().toString());
-        m.put("renewed_at", i.renewedAt().toString());
-        m.put("expires_at", i.expiresAt().toString());
-        return m;
-    }
-
-    static Map<String, Object> sweepStatus(SweepStatus s) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("name", s.name());
-        m.put("last_run_at", s.lastRunAt().toString());
-        m.put("removed", s.lastRemoved());
-        m.put("took_ms", millis(s.lastTook()));
-        m.put("error", s.lastError());
-        m.put("run_by", s.runBy());
-        m.put("runs", s.runs());
-        m.put("failures", s.failures());
-        return m;
-    }
-
-    static Map<String, Object> sweepResult(SweepResult r) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("name", r.name());
-        m.put("removed", r.removed());
-        m.put("took_ms", millis(r.took()));
-        m.put("error", r.error());
-        return m;
-    }
-
-    static Map<String, Object> metric(MetricSnapshot s) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("kind", s.kind());
-        m.put("name", s.name());
-        m.put("taken_at", s.takenAt().toString());
-        m.put("head", s.head());
-        m.put("committed", s.committed());
-        m.put("lag", s.lag());
-        m.put("backlog", s.backlog());
-        m.put("retrying", s.retrying());
-        m.put("dead", s.dead());
-        m.put("pending", s.pending());
-        m.put("processing", s.processing());
-        m.put("rate_per_second", s.ratePerSecond());
-        return m;
-    }
-
     @Command(name = "status", description = {"Who holds the manager (or none), whether maintenance is paused, and the "
             + "last run of each sweep: when it ended, what it removed, how long it took, its error, who ran it, "
             + "how often it ran and failed in this schema."})
@@ -112,11 +60,7 @@ final class MaintenanceCommand {
             try (CliContext ctx = open()) {
                 MaintenanceStatus s = ctx.sluice().maintenance().status();
                 if (json()) {
-                    Map<String, Object> doc = new LinkedHashMap<>();
-                    doc.put("manager", s.manager().map(MaintenanceCommand::manager).orElse(null));
-                    doc.put("paused", s.paused());
-                    doc.put("sweeps", s.sweeps().stream().map(MaintenanceCommand::sweepStatus).toList());
-                    Output.json(out(), doc);
+                    Output.json(out(), OpsDocuments.maintenance(s));
                     return Main.OK;
                 }
                 Map<String, Object> head = new LinkedHashMap<>();
@@ -157,8 +101,8 @@ final class MaintenanceCommand {
             if (json()) {
                 Map<String, Object> doc = new LinkedHashMap<>();
                 doc.put("ok", report.ok());
-                doc.put("took_ms", millis(report.took()));
-                doc.put("sweeps", report.sweeps().stream().map(MaintenanceCommand::sweepResult).toList());
+                doc.put("took_ms", Texts.millis(report.took()));
+                doc.put("sweeps", report.sweeps().stream().map(OpsDocuments::sweepResult).toList());
                 Output.json(out(), doc);
             } else {
                 List<List<String>> rows = new ArrayList<>();
@@ -190,7 +134,7 @@ final class MaintenanceCommand {
             try (CliContext ctx = open()) {
                 List<MetricSnapshot> snapshots = ctx.sluice().maintenance().metrics();
                 if (json()) {
-                    Output.json(out(), snapshots.stream().map(MaintenanceCommand::metric).toList());
+                    Output.json(out(), snapshots.stream().map(StreamDocuments::metric).toList());
                 } else if (snapshots.isEmpty()) {
                     out().println("no metric snapshots in schema '" + globals().schema
                             + "' yet (each maintenance pass takes them; 'sluice maintenance run' takes one now)");

@@ -1,17 +1,13 @@
 package dev.sluice.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.SerializableString;
-import com.fasterxml.jackson.core.io.CharacterEscapes;
-import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.sluice.MigrationStatus;
 import dev.sluice.SluiceException;
-import dev.sluice.StreamConfig;
-import dev.sluice.StreamInfo;
 import dev.sluice.SystemInfo;
 import dev.sluice.internal.jdbc.DatabaseUrls;
+import dev.sluice.server.json.ControlEscapes;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,59 +20,14 @@ final class Output {
     private static final ObjectMapper JSON = mapper().enable(SerializationFeature.INDENT_OUTPUT);
     private static final ObjectMapper COMPACT = mapper();
 
-    /**
-     * Jackson escapes C0 controls in strings; this also escapes DEL, C1 and the bidirectional and line
-     * controls (as a backslash-u escape), so JSON printed to a terminal cannot drive it either.
-     */
+    /** JSON printed to a terminal escapes every control character, C0 to the line separators (as the server's does). */
     private static ObjectMapper mapper() {
         ObjectMapper m = new ObjectMapper();
-        m.getFactory().setCharacterEscapes(new ControlEscapes());
+        m.getFactory().setCharacterEscapes(ControlEscapes.forTerminals());
         return m;
-    }
-
-    private static final class ControlEscapes extends CharacterEscapes {
-        private final int[] ascii = standardAsciiEscapesForJSON();
-
-        ControlEscapes() {
-            ascii[0x7f] = CharacterEscapes.ESCAPE_STANDARD;
-        }
-
-        @Override
-        public int[] getEscapeCodesForAscii() {
-            return ascii;
-        }
-
-        @Override
-        public SerializableString getEscapeSequence(int ch) {
-            return ch <= 0xffff && Terminal.isControl((char) ch) ? new SerializedString(String.format("\\u%04x", ch)) : null;
-        }
     }
 
     private Output() {
-    }
-
-    static Map<String, Object> stream(StreamInfo s) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", s.id());
-        m.put("name", s.name());
-        m.put("config", config(s.config()));
-        m.put("family_version", s.familyVersion());
-        m.put("created_at", s.createdAt().toString());
-        m.put("updated_at", s.updatedAt().toString());
-        return m;
-    }
-
-    static Map<String, Object> config(StreamConfig c) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("partition_size", c.partitionSize());
-        m.put("retention", c.retention() == null ? null : c.retention().toString());
-        m.put("allow_drop_past_committed", c.allowDropPastCommitted());
-        m.put("idempotency_key_ttl", c.idempotencyKeyTtl().toString());
-        m.put("empty_compaction_head_ttl", c.emptyCompactionHeadTtl().toString());
-        m.put("delivery_log_mode", c.deliveryLogMode().sqlValue());
-        m.put("max_payload_bytes", c.maxPayloadBytes());
-        m.put("delivery_log_retention", c.deliveryLogRetention().toString());
-        return m;
     }
 
     static Map<String, Object> system(SystemInfo s) {

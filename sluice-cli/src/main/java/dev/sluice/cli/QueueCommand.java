@@ -8,6 +8,7 @@ import dev.sluice.Page;
 import dev.sluice.QueueInfo;
 import dev.sluice.QueueOptions;
 import dev.sluice.SluiceException;
+import dev.sluice.server.json.QueueDocuments;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,18 +35,7 @@ final class QueueCommand {
             try (CliContext ctx = open()) {
                 List<QueueInfo> queues = ctx.sluice().queues();
                 if (json()) {
-                    List<Map<String, Object>> items = new ArrayList<>();
-                    for (QueueInfo q : queues) {
-                        Map<String, Object> m = new LinkedHashMap<>();
-                        m.put("name", q.name());
-                        m.put("pending", q.pending());
-                        m.put("scheduled", q.scheduled());
-                        m.put("processing", q.processing());
-                        m.put("dead", q.dead());
-                        m.put("waiting", q.waiting());
-                        items.add(m);
-                    }
-                    Output.json(out(), items);
+                    Output.json(out(), queues.stream().map(QueueDocuments::queue).toList());
                 } else if (queues.isEmpty()) {
                     out().println("no queues with jobs in schema '" + globals().schema + "'");
                 } else {
@@ -209,7 +199,7 @@ final class QueueCommand {
             try (CliContext ctx = open()) {
                 Page<JobInfo> p = ctx.sluice().queue(queue).admin().jobs(s, cursor, limit);
                 if (json()) {
-                    page(out(), p.items().stream().map(QueueCommand::job).toList(), p.next());
+                    page(out(), p.items().stream().map(QueueDocuments::job).toList(), p.next());
                 } else if (p.items().isEmpty()) {
                     out().println("no " + s.dbValue() + " jobs in queue '" + queue + "'");
                 } else {
@@ -261,36 +251,5 @@ final class QueueCommand {
     static String brief(String error) {
         String e = error == null ? "" : error.replaceAll("\\s+", " ");
         return e.length() > 80 ? e.substring(0, 80) + "..." : e;
-    }
-
-    static Map<String, Object> job(JobInfo j) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", j.id());
-        m.put("queue", j.queue());
-        m.put("state", j.state().dbValue());
-        m.put("priority", j.priority());
-        m.put("run_at", text(j.runAt()));
-        m.put("expires_at", text(j.expiresAt()));
-        m.put("attempts", j.attempts());
-        m.put("max_attempts", j.maxAttempts());
-        m.put("visibility_timeout", j.visibilityTimeout().toString());
-        m.put("backoff_base", j.backoffBase().toString());
-        m.put("max_backoff", j.maxBackoff().toString());
-        m.put("dead_letter_retention", j.deadLetterRetention().toString());
-        m.put("worker_id", j.workerId());
-        m.put("claimed_at", text(j.claimedAt()));
-        m.put("claim_expires_at", text(j.claimExpiresAt()));
-        m.put("last_error", j.lastError());
-        m.put("unique_key", j.uniqueKey());
-        m.put("headers", j.headers());
-        m.put("content_type", j.contentType());
-        m.put("payload_bytes", j.payloadBytes());
-        m.put("created_at", text(j.createdAt()));
-        m.put("updated_at", text(j.updatedAt()));
-        return m;
-    }
-
-    static String text(Object instant) {
-        return instant == null ? null : instant.toString();
     }
 }

@@ -5,10 +5,10 @@ import dev.sluice.ErrorCode;
 import dev.sluice.Page;
 import dev.sluice.Queue;
 import dev.sluice.SluiceException;
+import dev.sluice.server.json.QueueDocuments;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -47,7 +47,7 @@ final class QueueDeadJobs {
             try (CliContext ctx = open()) {
                 Page<DeadJob> p = ctx.sluice().queue(queue).admin().deadLetters(cursor, limit);
                 if (json()) {
-                    QueueCommand.page(out(), p.items().stream().map(QueueDeadJobs::dead).toList(), p.next());
+                    QueueCommand.page(out(), p.items().stream().map(QueueDocuments::dead).toList(), p.next());
                 } else if (p.items().isEmpty()) {
                     out().println("no dead jobs in queue '" + queue + "'");
                 } else {
@@ -182,24 +182,5 @@ final class QueueDeadJobs {
         } else {
             cmd.out().println(what + " " + n + " dead job" + (n == 1 ? "" : "s"));
         }
-    }
-
-    static Map<String, Object> dead(DeadJob d) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", d.id());
-        m.put("queue", d.queue());
-        m.put("reason", d.reason().dbValue());
-        m.put("last_error", d.lastError());
-        m.put("attempts", d.attempts());
-        m.put("max_attempts", d.maxAttempts());
-        m.put("priority", d.priority());
-        m.put("unique_key", d.uniqueKey());
-        m.put("headers", d.headers());
-        m.put("worker_id", d.workerId());
-        m.put("payload_bytes", d.payloadBytes());
-        m.put("created_at", QueueCommand.text(d.createdAt()));
-        m.put("died_at", QueueCommand.text(d.diedAt()));
-        m.put("purge_after", QueueCommand.text(d.purgeAfter()));
-        return m;
     }
 }

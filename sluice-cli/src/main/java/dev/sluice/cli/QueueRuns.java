@@ -10,13 +10,9 @@ import dev.sluice.RunEvent;
 import dev.sluice.RunQuery;
 import dev.sluice.RunStatus;
 import dev.sluice.SluiceException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
+import dev.sluice.server.json.QueueDocuments;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -81,7 +77,7 @@ final class QueueRuns {
             try (CliContext ctx = open()) {
                 Page<JobRun> p = ctx.sluice().queue(queue).runs(query);
                 if (json()) {
-                    QueueCommand.page(out(), p.items().stream().map(QueueRuns::run).toList(), p.next());
+                    QueueCommand.page(out(), p.items().stream().map(QueueDocuments::run).toList(), p.next());
                 } else if (p.items().isEmpty()) {
                     out().println("no runs in queue '" + queue + "'" + (cursor == null && statuses.isEmpty() && since == null
                             && until == null && uniqueKey == null && header.isEmpty()
@@ -118,8 +114,8 @@ final class QueueRuns {
                 List<RunEvent> events = q.events(id);
                 if (json()) {
                     Map<String, Object> doc = new LinkedHashMap<>();
-                    doc.put("run", run(r));
-                    doc.put("events", events.stream().map(QueueRuns::event).toList());
+                    doc.put("run", QueueDocuments.run(r));
+                    doc.put("events", events.stream().map(QueueDocuments::event).toList());
                     Output.json(out(), doc);
                 } else {
                     Output.fields(out(), fields(r));
@@ -161,7 +157,7 @@ final class QueueRuns {
             try (CliContext ctx = open()) {
                 JobRun r = ctx.sluice().queue(queue).await(id, wait);
                 if (json()) {
-                    Output.json(out(), run(r));
+                    Output.json(out(), QueueDocuments.run(r));
                 } else {
                     Output.fields(out(), fields(r));
                 }
@@ -232,116 +228,45 @@ final class QueueRuns {
                 + " (not live, not dead, no run record)");
     }
 
-    /** The JSON object of a run; {@code result_base64} always, {@code result_text} too when the result is printable. */
-    static Map<String, Object> run(JobRun r) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", r.id());
-        m.put("queue", r.queue());
-        m.put("status", r.status().dbValue());
-        m.put("reason", r.reason());
-        m.put("attempts", r.attempts());
-        m.put("max_attempts", r.maxAttempts());
-        m.put("priority", r.priority());
-        m.put("enqueued_at", QueueCommand.text(r.enqueuedAt()));
-        m.put("first_started_at", QueueCommand.text(r.firstStartedAt()));
-        m.put("finished_at", QueueCommand.text(r.finishedAt()));
-        Duration d = duration(r);
-        m.put("duration_ms", d == null ? null : MaintenanceCommand.millis(d));
-        m.put("worker_id", r.workerId());
-        m.put("last_error", r.lastError());
-        m.put("unique_key", r.uniqueKey());
-        m.put("headers", r.headers());
-        m.put("content_type", r.contentType());
-        byte[] payload = r.payload();
-        m.put("payload_bytes", payload == null ? null : payload.length);
-        byte[] result = r.result();
-        m.put("result_content_type", r.resultContentType());
-        m.put("result_base64", result == null ? null : Base64.getEncoder().encodeToString(result));
-        String text = printable(result);
-        if (text != null) {
-            m.put("result_text", text);
-        }
-        m.put("kept_until", QueueCommand.text(r.keptUntil()));
-        return m;
-    }
-
-    /** The key: value lines of a run (each value escaped by {@link Output#fields}). */
-    static Map<String, Object> fields(JobRun r) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", r.id());
-        m.put("queue", r.queue());
-        m.put("status", r.status().dbValue());
-        m.put("reason", dash(r.reason()));
-        m.put("attempts", r.attempts() + "/" + r.maxAttempts());
-        m.put("priority", r.priority());
-        m.put("enqueued_at", dash(r.enqueuedAt()));
-        m.put("first_started_at", dash(r.firstStartedAt()));
-        m.put("finished_at", dash(r.finishedAt()));
-        m.put("duration", took(r));
-        m.put("worker", dash(r.workerId()));
-        m.put("unique_key", dash(r.uniqueKey()));
-        m.put("headers", r.headers().isEmpty() ? "-" : r.headers().toString());
-        m.put("content_type", dash(r.contentType()));
-        byte[] payload = r.payload();
-        m.put("payload_bytes", payload == null ? "- (purged)" : Integer.toString(payload.length));
-        m.put("last_error", r.lastError() == null ? "-" : QueueCommand.brief(r.lastError()));
-        byte[] result = r.result();
-        m.put("result_content_type", dash(r.resultContentType()));
-        String text = printable(result);
-        if (result == null) {
-            m.put("result", "-");
-        } else if (text != null) {
-            m.put("result", text);
-        } else {
-            m.put("result_base64", Base64.getEncoder().encodeToString(result));
-        }
-        m.put("kept_until", dash(r.keptUntil()));
-        return m;
-    }
-
-    static Map<String, Object> event(RunEvent e) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("seq", e.seq());
-        m.put("type", e.type().dbValue());
-        m.put("at", QueueCommand.text(e.at()));
-        m.put("attempt", e.attempt());
-        m.put("worker_id", e.workerId());
-        m.put("detail", e.detail());
-        m.put("next_due", QueueCommand.text(e.nextDue()));
-        return m;
-    }
-
     /**
-     * The bytes as text when they are valid UTF-8 without control characters other than tab and line breaks
-     * (so they read as text once escaped), else {@code null}.
+     * The key: value lines of a run, from its JSON document ({@link QueueDocuments#run}) for people: {@code -} for
+     * what is not there, attempts as {@code 2/5}, the duration as text, the result as text when printable (each
+     * value escaped by {@link Output#fields}).
      */
-    static String printable(byte[] bytes) {
-        if (bytes == null) {
-            return null;
+    static Map<String, Object> fields(JobRun r) {
+        Map<String, Object> doc = QueueDocuments.run(r);
+        doc.replaceAll((k, v) -> v == null ? "-" : v);
+        Map<String, Object> m = new LinkedHashMap<>();
+        copy(doc, m, "id", "queue", "status", "reason");
+        m.put("attempts", r.attempts() + "/" + r.maxAttempts());
+        copy(doc, m, "priority", "enqueued_at", "first_started_at", "finished_at");
+        m.put("duration", took(r));
+        m.put("worker", doc.get("worker_id"));
+        copy(doc, m, "unique_key");
+        m.put("headers", r.headers().isEmpty() ? "-" : doc.get("headers"));
+        copy(doc, m, "content_type");
+        m.put("payload_bytes", r.payload() == null ? "- (purged)" : doc.get("payload_bytes"));
+        m.put("last_error", r.lastError() == null ? "-" : QueueCommand.brief(r.lastError()));
+        copy(doc, m, "result_content_type");
+        if (doc.containsKey("result_text")) {
+            m.put("result", doc.get("result_text"));
+        } else if (r.result() == null) {
+            m.put("result", "-");
+        } else {
+            m.put("result_base64", doc.get("result_base64"));
         }
-        String s;
-        try {
-            s = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
-        } catch (CharacterCodingException e) {
-            return null;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            char ch = s.charAt(i);
-            if (Terminal.isControl(ch) && ch != '\n' && ch != '\t' && ch != '\r') {
-                return null;
-            }
-        }
-        return s;
+        copy(doc, m, "kept_until");
+        return m;
     }
 
-    /** From the first claim to the end, or {@code null} while live or when it never ran. */
-    static Duration duration(JobRun r) {
-        return r.firstStartedAt() == null || r.finishedAt() == null ? null : Duration.between(r.firstStartedAt(), r.finishedAt());
+    private static void copy(Map<String, Object> from, Map<String, Object> to, String... keys) {
+        for (String k : keys) {
+            to.put(k, from.get(k));
+        }
     }
 
     static String took(JobRun r) {
-        Duration d = duration(r);
+        Duration d = QueueDocuments.runDuration(r);
         return d == null ? "-" : MaintenanceCommand.took(d);
     }
 

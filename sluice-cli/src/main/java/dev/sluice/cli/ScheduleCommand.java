@@ -6,6 +6,7 @@ import dev.sluice.ScheduleInfo;
 import dev.sluice.ScheduleRunner;
 import dev.sluice.ScheduleSpec;
 import dev.sluice.SluiceException;
+import dev.sluice.server.json.OpsDocuments;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,50 +26,13 @@ import picocli.CommandLine.Parameters;
                 ScheduleCommand.Destroy.class, ScheduleCommand.Serve.class})
 final class ScheduleCommand {
 
-    static Map<String, Object> infoJson(ScheduleInfo s) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        ScheduleSpec spec = s.spec();
-        m.put("name", s.name());
-        m.put("expression", spec.expression());
-        m.put("zone", spec.zone().getId());
-        m.put("target_kind", spec.target().kind().name().toLowerCase(java.util.Locale.ROOT));
-        m.put("target", spec.target().name());
-        m.put("content_type", spec.contentType());
-        m.put("payload_bytes", spec.payload().length);
-        m.put("misfire", spec.misfire().skip() ? "skip" : "catch-up");
-        m.put("catch_up_max", spec.misfire().maxFires());
-        m.put("suspended", s.suspended());
-        m.put("next_due_at", str(s.nextDueAt()));
-        m.put("last_due_at", str(s.lastDueAt()));
-        m.put("last_fired_at", str(s.lastFiredAt()));
-        m.put("fires", s.fires());
-        m.put("created_at", str(s.createdAt()));
-        m.put("updated_at", str(s.updatedAt()));
-        return m;
-    }
-
-    static Map<String, Object> fireJson(ScheduleFire f) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("schedule", f.schedule());
-        m.put("target", f.target().toString());
-        m.put("due_at", str(f.dueAt()));
-        m.put("key", f.key());
-        m.put("id", f.id());
-        m.put("duplicate", f.duplicate());
-        return m;
-    }
-
-    private static String str(Object o) {
-        return o == null ? null : o.toString();
-    }
-
     static void print(Base cmd, ScheduleInfo info) {
         if (cmd.json()) {
-            Output.json(cmd.out(), infoJson(info));
+            Output.json(cmd.out(), OpsDocuments.schedule(info));
             return;
         }
         Map<String, Object> f = new LinkedHashMap<>();
-        infoJson(info).forEach((k, v) -> f.put(k, v == null ? "-" : v));
+        OpsDocuments.schedule(info).forEach((k, v) -> f.put(k, v == null ? "-" : v));
         Output.fields(cmd.out(), f);
     }
 
@@ -79,7 +43,7 @@ final class ScheduleCommand {
             try (CliContext ctx = open()) {
                 List<ScheduleInfo> all = ctx.sluice().schedules();
                 if (json()) {
-                    Output.json(out(), all.stream().map(ScheduleCommand::infoJson).toList());
+                    Output.json(out(), all.stream().map(OpsDocuments::schedule).toList());
                 } else if (all.isEmpty()) {
                     out().println("no schedules in schema '" + globals().schema + "'");
                 } else {
@@ -197,7 +161,7 @@ final class ScheduleCommand {
             try (CliContext ctx = open()) {
                 ScheduleFire f = ctx.sluice().schedule(name).runNow();
                 if (json()) {
-                    Output.json(out(), fireJson(f));
+                    Output.json(out(), OpsDocuments.fire(f));
                 } else {
                     out().println("fired schedule '" + name + "' into " + f.target() + ": id " + f.id() + ", key " + f.key());
                 }

@@ -6,6 +6,7 @@ import dev.sluice.PartitionExtension;
 import dev.sluice.SluiceException;
 import dev.sluice.StreamConfig;
 import dev.sluice.StreamInfo;
+import dev.sluice.server.json.StreamDocuments;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,7 +28,7 @@ final class StreamCommand {
 
     static void print(Base cmd, StreamInfo info) {
         if (cmd.json()) {
-            Output.json(cmd.out(), Output.stream(info));
+            Output.json(cmd.out(), StreamDocuments.stream(info));
             return;
         }
         Map<String, Object> f = new LinkedHashMap<>();
@@ -57,7 +58,7 @@ final class StreamCommand {
             try (CliContext ctx = open()) {
                 List<StreamInfo> streams = ctx.sluice().streams();
                 if (json()) {
-                    Output.json(out(), streams.stream().map(Output::stream).toList());
+                    Output.json(out(), streams.stream().map(StreamDocuments::stream).toList());
                 } else if (streams.isEmpty()) {
                     out().println("no streams in schema '" + globals().schema + "'");
                 } else {

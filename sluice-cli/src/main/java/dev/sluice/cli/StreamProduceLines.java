@@ -10,6 +10,7 @@ import dev.sluice.SluiceException;
 import dev.sluice.StreamInfo;
 import dev.sluice.internal.jdbc.DatabaseUrls;
 import dev.sluice.internal.produce.MessageEncoder;
+import dev.sluice.internal.schedule.ScheduleStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -294,22 +295,7 @@ final class StreamProduceLines {
     }
 
     /** Bytes stored as given, labelled as UTF-8 text (every line was checked to be). */
-    private static final Serde<byte[]> TEXT = new Serde<>() {
-        @Override
-        public byte[] serialize(byte[] payload) {
-            return payload;
-        }
-
-        @Override
-        public byte[] deserialize(byte[] bytes) {
-            return bytes;
-        }
-
-        @Override
-        public String contentType() {
-            return CONTENT_TYPE;
-        }
-    };
+    private static final Serde<byte[]> TEXT = ScheduleStore.bytesAs(CONTENT_TYPE);
 
     /**
      * Lines of a byte stream, each read no further than the limit: a line longer than it is refused with

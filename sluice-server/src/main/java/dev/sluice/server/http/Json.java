@@ -1,8 +1,5 @@
 package dev.sluice.server.http;
 
-import com.fasterxml.jackson.core.SerializableString;
-import com.fasterxml.jackson.core.io.CharacterEscapes;
-import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -10,7 +7,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.ErrorCode;
 import dev.sluice.SluiceException;
-import dev.sluice.internal.text.Echo;
+import dev.sluice.server.json.ControlEscapes;
 import java.io.IOException;
 
 /**
@@ -26,7 +23,7 @@ public final class Json {
 
     private static ObjectMapper mapper() {
         ObjectMapper m = new ObjectMapper();
-        m.getFactory().setCharacterEscapes(new ControlEscapes());
+        m.getFactory().setCharacterEscapes(ControlEscapes.forPages());
         return m;
     }
 
@@ -64,26 +61,6 @@ public final class Json {
             return n == null ? JsonNodeFactory.instance.objectNode() : n;
         } catch (IOException e) {
             throw new SluiceException(ErrorCode.MALFORMED_REQUEST, "the request body is not a JSON document");
-        }
-    }
-
-    private static final class ControlEscapes extends CharacterEscapes {
-        private final int[] ascii = standardAsciiEscapesForJSON();
-
-        ControlEscapes() {
-            ascii[0x7f] = CharacterEscapes.ESCAPE_STANDARD;
-            // '<' too: JSON shown inside an HTML page can never close a script element
-            ascii['<'] = CharacterEscapes.ESCAPE_STANDARD;
-        }
-
-        @Override
-        public int[] getEscapeCodesForAscii() {
-            return ascii;
-        }
-
-        @Override
-        public SerializableString getEscapeSequence(int ch) {
-            return ch <= 0xffff && Echo.isControl((char) ch) ? new SerializedString(String.format("\\u%04x", ch)) : null;
         }
     }
 }

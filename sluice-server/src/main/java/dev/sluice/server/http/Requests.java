@@ -4,13 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.ErrorCode;
 import dev.sluice.SluiceException;
 import dev.sluice.internal.text.Echo;
+import dev.sluice.server.json.Inputs;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
-import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Reading requests without trusting them: bodies are read up to a limit (413 past it, whatever the
@@ -20,8 +18,6 @@ import java.util.regex.Pattern;
 public final class Requests {
     /** The largest JSON document a route that takes one reads (a batch of messages has its own limit). */
     public static final int MAX_JSON_BYTES = 1 << 20;
-    private static final Pattern SHORT = Pattern.compile("^(\\d{1,12})(ms|s|m|h|d)$");
-    private static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
     private Requests() {
     }
@@ -156,31 +152,16 @@ public final class Requests {
 
     /** Parses a duration text ({@code 500ms 90s 15m 24h 7d} or ISO-8601), 0 to 100 years. */
     public static Duration duration(String text, String what) {
-        String t = text.trim().toLowerCase(Locale.ROOT);
-        Duration d;
-        try {
-            Matcher m = SHORT.matcher(t);
-            if (m.matches()) {
-                long v = Long.parseLong(m.group(1));
-                d = switch (m.group(2)) {
-                    case "ms" -> Duration.ofMillis(v);
-                    case "s" -> Duration.ofSeconds(v);
-                    case "m" -> Duration.ofMinutes(v);
-                    case "h" -> Duration.ofHours(v);
-                    default -> Duration.ofDays(v);
-                };
-            } else {
-                d = Duration.parse(t.toUpperCase(Locale.ROOT));
-            }
-        } catch (RuntimeException e) {
+        Duration d = Inputs.duration(text);
+        if (d == null) {
             throw malformed("'" + Echo.of(text) + "' (" + what + ") is not a duration; use e.g. 500ms, 30s, 5m, 24h, 7d or PT1H");
         }
         return checked(d, what);
     }
 
     private static Duration checked(Duration d, String what) {
-        if (d.isNegative() || d.compareTo(MAX_DURATION) > 0) {
-            throw malformed(what + " must be between 0 and 36500 days");
+        if (!Inputs.inRange(d)) {
+            throw malformed(what + " must be between 0 and " + Inputs.MAX_DURATION.toDays() + " days");
         }
         return d;
     }

@@ -2,6 +2,7 @@ package dev.sluice.server.json;
 
 import dev.sluice.InstanceInfo;
 import dev.sluice.LockInfo;
+import dev.sluice.MaintenanceStatus;
 import dev.sluice.ScheduleFire;
 import dev.sluice.ScheduleInfo;
 import dev.sluice.ScheduleSpec;
@@ -99,6 +100,15 @@ public final class OpsDocuments {
         m.put("since", Texts.text(i.createdAt()));
         m.put("renewed_at", Texts.text(i.renewedAt()));
         m.put("expires_at", Texts.text(i.expiresAt()));
+        return m;
+    }
+
+    /** Who holds the manager (or null), whether maintenance is paused, and each sweep's last run. */
+    public static Map<String, Object> maintenance(MaintenanceStatus s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("manager", s.manager().map(OpsDocuments::manager).orElse(null));
+        m.put("paused", s.paused());
+        m.put("sweeps", s.sweeps().stream().map(OpsDocuments::sweepStatus).toList());
         return m;
     }
 

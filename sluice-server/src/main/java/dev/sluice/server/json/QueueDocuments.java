@@ -23,8 +23,8 @@ public final class QueueDocuments {
         m.put("pending", q.pending());
         m.put("scheduled", q.scheduled());
         m.put("processing", q.processing());
-        m.put("waiting", q.waiting());
         m.put("dead", q.dead());
+        m.put("waiting", q.waiting());
         return m;
     }
 

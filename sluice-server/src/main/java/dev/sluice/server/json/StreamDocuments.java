@@ -90,7 +90,6 @@ public final class StreamDocuments {
         m.put("attempts", d.attempts());
         m.put("delays", d.delays());
         m.put("last_error", d.lastError());
-        m.put("created_at", Texts.text(d.createdAt()));
         m.put("dead_at", Texts.text(d.deadAt()));
         return m;
     }

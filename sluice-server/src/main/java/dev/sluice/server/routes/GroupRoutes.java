@@ -17,6 +17,7 @@ import dev.sluice.internal.text.Echo;
 import dev.sluice.server.http.Json;
 import dev.sluice.server.http.Requests;
 import dev.sluice.server.http.Routes;
+import dev.sluice.server.json.Inputs;
 import dev.sluice.server.json.StreamDocuments;
 import io.javalin.http.Context;
 import java.time.Instant;
@@ -121,16 +122,15 @@ final class GroupRoutes {
 
     /** {@code beginning}, {@code head}, an id, or an ISO-8601 time (the CLI's --start). */
     static StartPosition startPosition(String s) {
-        if (s.equalsIgnoreCase("beginning")) {
-            return StartPosition.beginning();
+        return Inputs.startPosition(s, GroupRoutes::startId, t -> time(t, "start"));
+    }
+
+    private static long startId(String s) {
+        try {
+            return Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            throw Requests.malformed("start '" + Echo.of(s) + "' is not beginning, head, an id or an ISO-8601 time");
         }
-        if (s.equalsIgnoreCase("head")) {
-            return StartPosition.head();
-        }
-        if (!s.isEmpty() && s.chars().allMatch(c -> c >= '0' && c <= '9') && s.length() < 19) {
-            return StartPosition.atId(Long.parseLong(s));
-        }
-        return StartPosition.atTime(time(s, "start"));
     }
 
     private static Instant time(String s, String what) {

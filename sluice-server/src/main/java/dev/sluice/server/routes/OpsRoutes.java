@@ -2,7 +2,6 @@ package dev.sluice.server.routes;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.ErrorCode;
-import dev.sluice.MaintenanceStatus;
 import dev.sluice.Schedule;
 import dev.sluice.ScheduleSpec;
 import dev.sluice.Sluice;
@@ -15,7 +14,6 @@ import dev.sluice.server.http.Routes;
 import dev.sluice.server.json.OpsDocuments;
 import dev.sluice.server.json.StreamDocuments;
 import io.javalin.http.Context;
-import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,11 +54,7 @@ final class OpsRoutes {
         });
         r.get("/api/v1/maintenance", TokenRole.READ, "The manager, whether paused, each sweep's last run, the newest metrics",
                 ctx -> {
-                    MaintenanceStatus s = sluice.maintenance().status();
-                    Map<String, Object> m = new LinkedHashMap<>();
-                    m.put("manager", s.manager().map(OpsDocuments::manager).orElse(null));
-                    m.put("paused", s.paused());
-                    m.put("sweeps", s.sweeps().stream().map(OpsDocuments::sweepStatus).toList());
+                    Map<String, Object> m = OpsDocuments.maintenance(sluice.maintenance().status());
                     m.put("metrics", sluice.maintenance().metrics().stream().map(StreamDocuments::metric).toList());
                     Json.reply(ctx, 200, m);
                 });

@@ -3,9 +3,9 @@ package dev.sluice.server.routes;
 import dev.sluice.ErrorCode;
 import dev.sluice.Producer;
 import dev.sluice.ProducerConfig;
-import dev.sluice.Serde;
 import dev.sluice.Sluice;
 import dev.sluice.SluiceException;
+import dev.sluice.internal.schedule.ScheduleStore;
 import dev.sluice.internal.text.Echo;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -37,7 +37,7 @@ final class ProducerCache implements AutoCloseable {
             }
             p = producers.get(key);
             if (p == null) {
-                p = sluice.stream(stream, byte[].class).producer(ProducerConfig.defaults().withSerde(serde(ct)));
+                p = sluice.stream(stream, byte[].class).producer(ProducerConfig.defaults().withSerde(ScheduleStore.bytesAs(ct)));
                 producers.put(key, p);
                 if (producers.size() > MAX) {
                     String eldest = producers.keySet().iterator().next();
@@ -62,25 +62,6 @@ final class ProducerCache implements AutoCloseable {
                     + " characters");
         }
         return t;
-    }
-
-    private static Serde<byte[]> serde(String contentType) {
-        return new Serde<>() {
-            @Override
-            public byte[] serialize(byte[] payload) {
-                return payload;
-            }
-
-            @Override
-            public byte[] deserialize(byte[] bytes) {
-                return bytes;
-            }
-
-            @Override
-            public String contentType() {
-                return contentType;
-            }
-        };
     }
 
     @Override
