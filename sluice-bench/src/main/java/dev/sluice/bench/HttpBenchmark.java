@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * database. Per run: (1) produce N messages in batches of B from C client threads — over HTTP
  * ({@code POST .../messages:batch}, keep-alive connections) into one stream and through
  * {@link Producer#produceBatch} into another; (2) drain each backlog — over HTTP by C clients pulling claims of up to
- * B messages and posting their outcomes, through the library by a consumption (concurrency C) whose handler
+ * B messages, each claim carrying the outcomes of the previous one ({@code resolve}), through the library by a consumption (concurrency C) whose handler
  * succeeds; (3) the latency of one message produced alone, L times each way. {@code produce_ratio} and
  * {@code consume_ratio} are HTTP rate / library rate; {@code added_p50_ms} / {@code added_p99_ms} are the HTTP
  * single-produce latency quantiles minus the library's; {@code lost} counts messages produced over HTTP that no claim
@@ -207,24 +207,32 @@ public final class HttpBenchmark {
         listener.phase(run, "consume over HTTP");
         Set<Long> delivered = ConcurrentHashMap.newKeySet();
         String claims = base + httpStream + "/groups/g/claims";
-        byte[] claimBody = ("{\"max\":" + o.batch() + ",\"wait\":\"1s\",\"lease\":\"60s\"}").getBytes(StandardCharsets.UTF_8);
         long t2 = System.nanoTime();
         long deadline = t2 + TIMEOUT.toNanos();
         Bench.runThreads(o.clients(), "sluice-bench-http-consume-", i -> {
+            // Each claim carries the outcomes of the client's previous one ("resolve"): one round trip per batch.
+            String resolve = null;
             while (delivered.size() < total && System.nanoTime() < deadline) {
-                JsonNode c = JSON.readTree(expect(post(client, claims, claimBody, "application/json"), 200, "claim"));
+                String body = "{\"max\":" + o.batch() + ",\"wait\":\"1s\",\"lease\":\"60s\"" + (resolve == null ? "" : ",\"resolve\":" + resolve) + "}";
+                JsonNode c = JSON.readTree(expect(post(client, claims, body.getBytes(StandardCharsets.UTF_8), "application/json"), 200, "claim"));
+                resolve = null;
                 if (!c.path("claim").isTextual()) {
                     continue;
                 }
-                StringBuilder b = new StringBuilder("{\"outcomes\":[");
+                StringBuilder b = new StringBuilder("{\"claim\":\"").append(c.path("claim").asText()).append("\",\"outcomes\":[");
+                boolean first = true;
                 for (JsonNode m : c.path("messages")) {
                     long id = m.path("id").asLong();
                     delivered.add(id);
-                    b.append(b.length() > 13 ? "," : "").append("{\"id\":").append(id).append(",\"outcome\":\"success\"}");
+                    b.append(first ? "" : ",").append("{\"id\":").append(id).append(",\"outcome\":\"success\"}");
+                    first = false;
                 }
-                b.append("]}");
-                expect(post(client, claims + "/" + c.path("claim").asText() + "/outcomes",
-                        b.toString().getBytes(StandardCharsets.UTF_8), "application/json"), 200, "outcomes");
+                resolve = b.append("]}").toString();
+            }
+            if (resolve != null) {
+                String claim = JSON.readTree(resolve).path("claim").asText();
+                expect(post(client, claims + "/" + claim + "/outcomes", resolve.getBytes(StandardCharsets.UTF_8), "application/json"),
+                        200, "outcomes");
             }
         });
         double httpConsume = delivered.size() / seconds(t2);
