@@ -206,6 +206,39 @@ class PullClaimTest {
     }
 
     @Test
+    void aClaimCarriesThePreviousClaimsOutcomes() {
+        f.sluice.stream("p6").register();
+        f.sluice.stream("p6").consumerGroup("g").register();
+        produce("p6", 30, null, 0);
+        Set<Long> seen = new HashSet<>();
+        Map<String, Object> resolve = null;
+        while (seen.size() < 30) {
+            Map<String, Object> body = new java.util.LinkedHashMap<>(Map.of("max", 10, "wait", "5s", "lease", "30s"));
+            if (resolve != null) {
+                body.put("resolve", resolve);
+            }
+            Http.Reply r = http.post("/api/v1/streams/p6/groups/g/claims", body);
+            assertThat(r.status()).as(r.body()).isEqualTo(200);
+            JsonNode c = r.json();
+            if (resolve != null) {
+                assertThat(c.path("resolved").path("accepted").asInt()).isEqualTo(((List<?>) resolve.get("outcomes")).size());
+                assertThat(c.path("resolved").path("claim").asText()).isEqualTo(resolve.get("claim"));
+            }
+            c.path("messages").forEach(m -> assertThat(seen.add(m.path("id").asLong())).isTrue());
+            resolve = c.path("claim").isTextual() ? Map.of("claim", c.path("claim").asText(), "outcomes", all(c, "success")) : null;
+        }
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> last = (List<Map<String, Object>>) resolve.get("outcomes");
+        assertThat(outcomes("p6", "g", (String) resolve.get("claim"), last).status()).isEqualTo(200);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> f.sluice.stream("p6").consumerGroup("g").get().orElseThrow().lag() == 0);
+        // outcomes for a claim that is not held: the whole request is refused, nothing is claimed
+        Http.Reply refused = http.post("/api/v1/streams/p6/groups/g/claims", Map.of("max", 1, "resolve",
+                Map.of("claim", "gone", "outcomes", List.of(Map.of("id", 1, "outcome", "success")))));
+        assertThat(refused.code()).isEqualTo("SLU-0605");
+    }
+
+    @Test
     void badClaimRequests() {
         f.sluice.stream("p5").register();
         assertThat(http.post("/api/v1/streams/p5/groups/nope/claims", Map.of("max", 1)).code()).isEqualTo("SLU-0108");
