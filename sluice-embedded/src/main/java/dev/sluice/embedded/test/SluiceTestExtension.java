@@ -101,7 +101,7 @@ public final class SluiceTestExtension implements BeforeAllCallback, AfterAllCal
     }
 
     private static void execute(String url, String sql) {
-        try (Connection c = java.sql.DriverManager.getConnection(url); Statement s = c.createStatement()) {
+        try (Connection c = KitPool.forUrl(url).getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
             throw new IllegalStateException("test kit SQL failed: " + sql, e);
