@@ -196,14 +196,22 @@ final class KitPool implements DataSource {
                     return "KitPool.Connection[" + physical + (isClosed() ? ", closed" : "") + "]";
                 case "isClosed":
                     return isClosed() || physical.isClosed();
+                case "isValid":
+                    if (isClosed()) {
+                        return false;
+                    }
+                    break;
                 case "close":
                     close();
                     return null;
                 case "abort":
                     synchronized (this) {
-                        closed = true;
+                        if (closed) {
+                            return null; // given back already: the physical connection is someone else's now
+                        }
+                        closed = true; // the physical connection goes with it: never given back
                     }
-                    return method.invoke(physical, args);
+                    break;
                 case "isWrapperFor":
                     return ((Class<?>) args[0]).isInstance(proxy) || physical.isWrapperFor((Class<?>) args[0]);
                 case "unwrap":
@@ -215,7 +223,7 @@ final class KitPool implements DataSource {
                     break;
             }
             synchronized (this) {
-                if (closed) {
+                if (closed && !name.equals("abort")) {
                     throw new SQLException("This connection has been closed.", "08003");
                 }
                 if (DIRTYING.contains(name)) {

@@ -114,6 +114,8 @@ class KitPoolTest {
             assertThat(c.isClosed()).isTrue();
             assertThatThrownBy(c::createStatement).isInstanceOf(SQLException.class);
             c.close(); // twice is fine
+            assertThat(c.isValid(1)).isFalse();
+            c.abort(Runnable::run); // a closed handle no longer reaches the connection it gave back
 
             try (Connection reused = db.connect(); Connection watcher = db.connect()) {
                 assertThat(pid(reused)).as("the most recently returned connection comes first").isEqualTo(pid);
@@ -185,6 +187,16 @@ class KitPoolTest {
             pid = pid(c);
             c.unwrap(PGConnection.class).setPrepareThreshold(1);
         }
+        assertThat(pidsHolding(db, KitPool.MAX_IDLE + 2)).doesNotContain(pid);
+    }
+
+    @Test
+    void anAbortedConnectionIsNotReused(TestDatabase db) throws Exception {
+        Connection c = db.connect();
+        int pid = pid(c);
+        c.abort(Runnable::run);
+        assertThat(c.isClosed()).isTrue();
+        c.close();
         assertThat(pidsHolding(db, KitPool.MAX_IDLE + 2)).doesNotContain(pid);
     }
 }
