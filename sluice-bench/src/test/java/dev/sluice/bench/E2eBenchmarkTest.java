@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -24,14 +23,7 @@ class E2eBenchmarkTest {
 
     @BeforeAll
     static void start() {
-        server = EmbeddedPostgresServer.startTemporary();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
+        server = SharedServer.get(); // stopped at JVM exit, shared with the other scenario tests
     }
 
     private static E2eBenchmark.Options shortRun(E2eBenchmark.Options base) {

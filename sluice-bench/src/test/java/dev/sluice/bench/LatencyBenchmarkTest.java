@@ -18,7 +18,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -32,14 +31,7 @@ class LatencyBenchmarkTest {
 
     @BeforeAll
     static void start() {
-        server = EmbeddedPostgresServer.startTemporary();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
+        server = SharedServer.get(); // stopped at JVM exit, shared with the other scenario tests
     }
 
     @Test

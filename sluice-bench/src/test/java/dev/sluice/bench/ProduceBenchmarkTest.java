@@ -12,7 +12,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -26,14 +25,7 @@ class ProduceBenchmarkTest {
 
     @BeforeAll
     static void start() {
-        server = EmbeddedPostgresServer.startTemporary();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
+        server = SharedServer.get(); // stopped at JVM exit, shared with the other scenario tests
     }
 
     private static ProduceBenchmark.Options shortRun() {

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.embedded.EmbeddedPostgresServer;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -17,14 +16,7 @@ class QueueBenchmarkTest {
 
     @BeforeAll
     static void start() {
-        server = EmbeddedPostgresServer.startTemporary();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
+        server = SharedServer.get(); // stopped at JVM exit, shared with the other scenario tests
     }
 
     @Test

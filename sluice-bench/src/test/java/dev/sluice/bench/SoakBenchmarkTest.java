@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -23,14 +22,7 @@ class SoakBenchmarkTest {
 
     @BeforeAll
     static void start() {
-        server = EmbeddedPostgresServer.startTemporary();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (server != null) {
-            server.close();
-        }
+        server = SharedServer.get(); // stopped at JVM exit, shared with the other scenario tests
     }
 
     @Test

@@ -46,6 +46,12 @@ class EmbeddedServerSecurityTest {
                 rs.next();
                 assertThat(rs.getString(1)).isEqualTo("postgres");
             }
+            // PostgreSQL's full 4096 SCRAM iterations (only the test kit's own throw-away server uses fewer).
+            try (Connection c = pg.dataSource().getConnection(); Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT rolpassword FROM pg_authid WHERE rolname = 'postgres'")) {
+                rs.next();
+                assertThat(rs.getString(1)).startsWith("SCRAM-SHA-256$4096:");
+            }
         }
     }
 

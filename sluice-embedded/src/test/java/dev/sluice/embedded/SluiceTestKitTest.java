@@ -1,12 +1,15 @@
 package dev.sluice.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import org.junit.jupiter.api.Test;
 
 @SluiceTest
@@ -24,6 +27,29 @@ class SluiceTestKitTest {
                 assertThat(rs.getInt(1)).isZero();
             }
         }
+    }
+
+    @Test
+    void theTestServerStillWantsItsPasswordOverScramWithOneIterationOnly(TestDatabase db) throws Exception {
+        if (db.external()) {
+            return; // the kit re-hashes only its own embedded server's password
+        }
+        try (Connection c = db.connect();
+             PreparedStatement ps = c.prepareStatement("SELECT rolpassword FROM pg_authid WHERE rolname = current_user");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            assertThat(rs.getString(1)).startsWith("SCRAM-SHA-256$1:");
+        }
+        try (Connection c = db.connect();
+             PreparedStatement ps = c.prepareStatement("SELECT DISTINCT auth_method FROM pg_hba_file_rules");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            assertThat(rs.getString(1)).isEqualTo("scram-sha-256");
+            assertThat(rs.next()).isFalse();
+        }
+        String wrong = db.jdbcUrl().replaceFirst("password=[^&]*", "password=not-the-secret");
+        assertThatThrownBy(() -> DriverManager.getConnection(wrong).close())
+                .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("28P01"));
     }
 
     @Test

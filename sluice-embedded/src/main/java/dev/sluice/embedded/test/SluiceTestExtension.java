@@ -39,11 +39,30 @@ public final class SluiceTestExtension implements BeforeAllCallback, AfterAllCal
             return external.trim();
         }
         if (server == null) {
-            server = EmbeddedPostgresServer.startTemporary();
+            EmbeddedPostgresServer started = EmbeddedPostgresServer.startTemporary();
             // Stopped (and its directory deleted) by the server's shutdown hook at JVM exit; one server
             // serves every test class.
+            cheapenLogins(started);
+            server = started;
         }
         return server.jdbcUrl();
+    }
+
+    /**
+     * Re-hashes the test server's password with one SCRAM iteration instead of 4096, so each login costs
+     * the client no PBKDF2 (about 2 ms of CPU per connection; the CLI and child processes under test open
+     * their own connections, thousands in a suite). Only this throw-away test cluster: authentication is
+     * still scram-sha-256 with the same random 192-bit password over loopback and the private socket, which
+     * no offline guessing can reach whatever the iteration count. {@code EmbeddedPostgresServer} itself,
+     * which users get, keeps PostgreSQL's 4096 (docs/security.md, docs/testing.md).
+     */
+    private static void cheapenLogins(EmbeddedPostgresServer pg) {
+        try (Connection c = java.sql.DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+            s.execute("SET scram_iterations = 1");
+            s.execute("ALTER ROLE \"" + EmbeddedPostgresServer.USER + "\" PASSWORD '" + pg.password().replace("'", "''") + "'");
+        } catch (SQLException e) {
+            throw new IllegalStateException("test kit: cannot set the test server's password", e);
+        }
     }
 
     @Override
@@ -101,7 +120,7 @@ public final class SluiceTestExtension implements BeforeAllCallback, AfterAllCal
     }
 
     private static void execute(String url, String sql) {
-        try (Connection c = java.sql.DriverManager.getConnection(url); Statement s = c.createStatement()) {
+        try (Connection c = KitPool.forUrl(url).getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
             throw new IllegalStateException("test kit SQL failed: " + sql, e);

@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import javax.sql.DataSource;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * The database a {@link SluiceTest} class runs against: a JDBC URL, a data source and the fresh
@@ -17,11 +16,15 @@ import org.postgresql.ds.PGSimpleDataSource;
  */
 public record TestDatabase(String jdbcUrl, String schema, boolean external) {
 
-    /** A fresh non-pooling data source for the server. */
+    /**
+     * The data source for the server: it hands out a connection of its own on every call, without bound
+     * or wait, like a non-pooling one, but reuses physical connections once they are reset — a closed
+     * connection carries nothing of its session (advisory locks, {@code LISTEN}, {@code SET}, prepared
+     * statements, an open transaction) into the next one. Every call returns the JVM's one pool for this
+     * server; see {@code docs/testing.md}.
+     */
     public DataSource dataSource() {
-        PGSimpleDataSource ds = new PGSimpleDataSource();
-        ds.setUrl(jdbcUrl);
-        return ds;
+        return KitPool.forUrl(jdbcUrl);
     }
 
     /** Opens a connection (auto-commit on); the caller closes it. */
