@@ -4,30 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.embedded.test.SluiceTest;
-import dev.sluice.embedded.test.TestDatabase;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The OpenAPI document lists every route the server serves, and every documented path is served. */
 @SluiceTest
-class OpenApiTest {
-    static ServerFixture f;
-
-    @BeforeAll
-    static void start(TestDatabase db) {
-        f = new ServerFixture(db);
-    }
-
-    @AfterAll
-    static void stop() {
-        f.close();
-    }
-
+class OpenApiTest extends ServerTestBase {
     @Test
     void everyDocumentedRouteIsServedAndCodedWhenItFails() {
         Http http = f.http();

@@ -4,31 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.embedded.test.SluiceTest;
-import dev.sluice.embedded.test.TestDatabase;
 import java.time.Duration;
 import java.util.Map;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Health, schedules, locks, fleet, maintenance, the overview and the history. */
 @SluiceTest
-class OpsApiTest {
-    static ServerFixture f;
-    static Http http;
-
-    @BeforeAll
-    static void start(TestDatabase db) {
-        f = new ServerFixture(db);
-        http = f.http();
-    }
-
-    @AfterAll
-    static void stop() {
-        f.close();
-    }
-
+class OpsApiTest extends ServerTestBase {
     @Test
     void health() {
         JsonNode h = http.get("/api/v1/health").json();

@@ -8,14 +8,11 @@ import dev.sluice.GroupConfig;
 import dev.sluice.ProduceOptions;
 import dev.sluice.Producer;
 import dev.sluice.embedded.test.SluiceTest;
-import dev.sluice.embedded.test.TestDatabase;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,21 +20,7 @@ import org.junit.jupiter.api.Test;
  * a lease that runs out redelivers (counting the attempt), a late outcome is refused, exclusive keys hold.
  */
 @SluiceTest
-class PullClaimTest {
-    static ServerFixture f;
-    static Http http;
-
-    @BeforeAll
-    static void start(TestDatabase db) {
-        f = new ServerFixture(db);
-        http = f.http();
-    }
-
-    @AfterAll
-    static void stop() {
-        f.close();
-    }
-
+class PullClaimTest extends ServerTestBase {
     private static void produce(String stream, int n, String keyPrefix, int keys) {
         try (Producer<String> p = f.sluice.stream(stream, String.class).producer()) {
             for (int i = 0; i < n; i++) {

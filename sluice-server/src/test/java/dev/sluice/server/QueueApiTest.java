@@ -4,32 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.embedded.test.SluiceTest;
-import dev.sluice.embedded.test.TestDatabase;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Queue routes: enqueue, list, claim (long-poll), resolve by claim token, dead jobs, runs. */
 @SluiceTest
-class QueueApiTest {
-    static ServerFixture f;
-    static Http http;
-
-    @BeforeAll
-    static void start(TestDatabase db) {
-        f = new ServerFixture(db);
-        http = f.http();
-    }
-
-    @AfterAll
-    static void stop() {
-        f.close();
-    }
-
+class QueueApiTest extends ServerTestBase {
     private static long enqueue(String queue, Map<String, Object> job) {
         Http.Reply r = http.post("/api/v1/queues/" + queue + "/jobs", job);
         assertThat(r.status()).as(r.body()).isEqualTo(201);

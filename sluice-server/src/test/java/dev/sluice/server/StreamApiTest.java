@@ -5,33 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sluice.Outcome;
 import dev.sluice.embedded.test.SluiceTest;
-import dev.sluice.embedded.test.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The stream and group routes: statuses, JSON shapes, coded errors. */
 @SluiceTest
-class StreamApiTest {
-    static ServerFixture f;
-    static Http http;
-
-    @BeforeAll
-    static void start(TestDatabase db) {
-        f = new ServerFixture(db);
-        http = f.http();
-    }
-
-    @AfterAll
-    static void stop() {
-        f.close();
-    }
-
+class StreamApiTest extends ServerTestBase {
     @Test
     void registerGetListAndDestroyAStream() {
         Http.Reply put = http.put("/api/v1/streams/orders", Map.of("retention", "7d", "max_payload_bytes", 4096));
