@@ -11,15 +11,19 @@ import dev.sluice.Sluice;
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
 import dev.sluice.internal.consume.Presence;
+import dev.sluice.testing.ForwardingDataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -67,12 +71,28 @@ class PresenceLockTest {
     @Test
     void aHoldCompletesOnceTheExclusiveHolderLetsGoAndWakeUpsArriveMeanwhile(TestDatabase db) throws Exception {
         String key = "sluice.presence:" + db.schema() + ":direct";
+        // The session connects only once the waiter is registered, so its connect wake-up is counted
+        // (otherwise a quick connect could wake before the registration: one wake-up, not two).
+        CountDownLatch registered = new CountDownLatch(1);
+        DataSource gated = new ForwardingDataSource(db.dataSource()) {
+            @Override
+            public Connection getConnection() throws SQLException {
+                try {
+                    registered.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new SQLException("interrupted", e);
+                }
+                return super.getConnection();
+            }
+        };
         try (Connection blocker = db.connect(); Connection notifier = db.connect();
-             ClientSession session = new ClientSession(db.dataSource(), db.schema())) {
+             ClientSession session = new ClientSession(gated, db.schema())) {
             exclusive(blocker, key, true);
             CompletableFuture<Void> hold = session.holdPresence(key);
             AtomicInteger woken = new AtomicInteger();
             try (AutoCloseable registration = session.onWake("q:direct", woken::incrementAndGet)) {
+                registered.countDown();
                 // The session wakes every waiter once when it connects; the notification is the second wake-up.
                 await().atMost(Duration.ofSeconds(20)).until(() -> session.healthy() && woken.get() == 1);
                 try (PreparedStatement ps = notifier.prepareStatement("SELECT pg_notify(?, 'q:direct')")) {
