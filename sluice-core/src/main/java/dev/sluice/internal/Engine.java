@@ -58,10 +58,8 @@ public final class Engine implements AutoCloseable {
     private final dev.sluice.internal.runtime.OnDemandThread maintenance;
     /** Set once the control plane was found current; queues and locks check it before their first statement. */
     private volatile boolean controlPlaneChecked;
-    /** The client's meters (no-ops without a registry; docs/metrics.md). */
-    private final dev.sluice.internal.metrics.Meters meters;
-    /** The refresh of the gauges, on the shared scheduler (null without a registry). */
-    private final dev.sluice.internal.metrics.MeterRefresh meterRefresh;
+    private final dev.sluice.internal.metrics.Meters meters; // no-ops without a registry (docs/metrics.md)
+    private final dev.sluice.internal.metrics.MeterRefresh meterRefresh; // the gauges' refresh; null without a registry
 
     /**
      * The fleet, maintenance and meter settings of a client.
