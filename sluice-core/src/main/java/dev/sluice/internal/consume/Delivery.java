@@ -55,28 +55,73 @@ final class Delivery<T> {
 
     /** Decodes and runs the handler (timed in {@code sluice.handler}); a throw is a retry, an undecodable payload is terminal. */
     Outcome deliver(Fetched f, int attempt, int delays) {
-        T payload;
+        Message<T> m;
         try {
-            payload = serde.deserialize(f.payload());
+            m = decode(f, attempt, delays);
         } catch (Exception e) {
-            ctx.stats.delivered.increment();
-            return Outcome.terminal("undecodable payload (" + f.contentType() + "): " + e);
+            return undecodable(f, e);
         }
-        Message<T> m = new Message<>(f.id(), payload, f.messageKey(), f.routingKey(), dev.sluice.internal.text.Headers.decode(f.headersJson()),
-                attempt, delays, f.createdAt(), f.schemaVersion());
-        ctx.stats.delivered.increment();
         long start = System.nanoTime();
         try {
             Outcome out = handler.handle(m);
             return out == null ? Outcome.success() : out;
         } catch (Throwable e) {
-            if (e instanceof Error && !(e instanceof AssertionError) && !(e instanceof StackOverflowError)) {
-                ConsumerContext.log.error("handler threw an Error: group={} message={}", ctx.g.groupName(), f.id(), e);
-            }
-            return new Outcome.Retry(null, e);
+            return thrown(f, e);
         } finally {
             ctx.stats.meters.handled(System.nanoTime() - start);
         }
+    }
+
+    /** Whether the handler's outcomes arrive later ({@link AsyncHandler}): a parallel range then starts each message without a thread. */
+    boolean async() {
+        return handler instanceof AsyncHandler;
+    }
+
+    /**
+     * Starts the message on the {@link AsyncHandler} and gives its outcome to {@code done} once the stage completes
+     * (on the completing thread; at once when it cannot start). The rules of {@link #deliver}.
+     */
+    void deliverLater(Fetched f, int attempt, java.util.function.Consumer<Outcome> done) {
+        Message<T> m;
+        try {
+            m = decode(f, attempt, 0);
+        } catch (Exception e) {
+            done.accept(undecodable(f, e));
+            return;
+        }
+        long start = System.nanoTime();
+        java.util.concurrent.CompletionStage<Outcome> stage;
+        try {
+            stage = ((AsyncHandler<T>) handler).start(m);
+        } catch (Throwable e) {
+            ctx.stats.meters.handled(System.nanoTime() - start);
+            done.accept(thrown(f, e));
+            return;
+        }
+        stage.whenComplete((out, e) -> {
+            ctx.stats.meters.handled(System.nanoTime() - start);
+            Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+            done.accept(cause != null ? thrown(f, cause) : out == null ? Outcome.success() : out);
+        });
+    }
+
+    /** The message for the handler, counted as delivered; throws what the serde threw for an undecodable payload. */
+    private Message<T> decode(Fetched f, int attempt, int delays) throws Exception {
+        ctx.stats.delivered.increment();
+        T payload = serde.deserialize(f.payload());
+        return new Message<>(f.id(), payload, f.messageKey(), f.routingKey(), dev.sluice.internal.text.Headers.decode(f.headersJson()),
+                attempt, delays, f.createdAt(), f.schemaVersion());
+    }
+
+    private static Outcome undecodable(Fetched f, Exception e) {
+        return Outcome.terminal("undecodable payload (" + f.contentType() + "): " + e);
+    }
+
+    private Outcome thrown(Fetched f, Throwable e) {
+        if (e instanceof Error && !(e instanceof AssertionError) && !(e instanceof StackOverflowError)) {
+            ConsumerContext.log.error("handler threw an Error: group={} message={}", ctx.g.groupName(), f.id(), e);
+        }
+        return new Outcome.Retry(null, e);
     }
 
     /** Takes the bindings a claim read with its head, unless those cached already cover {@code claimedThrough}. */

@@ -50,7 +50,11 @@ abstract class OutcomeRecord {
 
     /** Delivers one message at {@code attempt} and records its outcome here. Returns the row status written, null for success. */
     <T> RowStatus runOne(ConsumerContext ctx, Delivery<T> delivery, Outcomes outcomes, Fetched f, int attempt) {
-        Outcome out = delivery.deliver(f, attempt, 0);
+        return record(ctx, outcomes, f, delivery.deliver(f, attempt, 0), attempt);
+    }
+
+    /** Records the outcome of one delivery of a message of this work. Returns the row status written, null for success. */
+    RowStatus record(ConsumerContext ctx, Outcomes outcomes, Fetched f, Outcome out, int attempt) {
         Outcomes.Decision d = outcomes.decide(f.id(), f.messageKey(), out, attempt, 0);
         ctx.stats.count(d.kind());
         if (d.success()) {

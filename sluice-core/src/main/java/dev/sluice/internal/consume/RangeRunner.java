@@ -106,7 +106,23 @@ final class RangeRunner<T> {
             runnable.add(f);
         }
         int attempt = w.reclaims + 1;
-        if (!keys.keyed()) {
+        if (!keys.keyed() && delivery.async()) {
+            // Outcomes that arrive later (AsyncHandler): each message starts here, on the loop, and its outcome is
+            // recorded on the thread that completes it; no thread waits per message.
+            w.remaining.set(runnable.size());
+            outstanding.addAndGet(runnable.size());
+            for (Fetched f : runnable) {
+                delivery.deliverLater(f, attempt, out -> {
+                    try {
+                        w.record(ctx, outcomes, f, out, attempt);
+                    } catch (RuntimeException e) {
+                        ctx.warn("could not record an outcome", e);
+                    } finally {
+                        finishOne(w);
+                    }
+                });
+            }
+        } else if (!keys.keyed()) {
             w.remaining.set(runnable.size());
             outstanding.addAndGet(runnable.size());
             for (Fetched f : runnable) {

@@ -5,18 +5,21 @@ import dev.sluice.ConsumerGroup;
 import dev.sluice.Consumption;
 import dev.sluice.Message;
 import dev.sluice.Outcome;
+import dev.sluice.internal.consume.AsyncHandler;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * HTTP pull consumption of one group in this server: an ordinary consumption of the group whose handler
- * hands each message to whichever HTTP claim takes it and blocks until its outcome comes back. So every
+ * hands each message to whichever HTTP claim takes it; its outcome is the one the claim gives back. The handler is
+ * an {@link AsyncHandler}: in a {@code parallel} group no thread waits per message out (the ranges record each
+ * outcome when it arrives); the keyed policies' chains and retried rows wait on the bridge's handler threads. So every
  * rule of the library holds over HTTP unchanged: range claims and leases (renewed while messages are out),
  * retries and dead letters, and the per-key rules of exclusive and ordered groups (the next message of a key
  * is handed out only after the previous one's outcome). Started on the first claim request, stopped after
@@ -32,7 +35,14 @@ final class GroupBridge {
     private final PullOptions options;
     private final Executor handlers;
     private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled when the ready queue stops being empty (claims waiting for their first message). */
     private final Condition available = lock.newCondition();
+    /** Signalled when the ready queue holds what the gathering claim wants. */
+    private final Condition filled = lock.newCondition();
+    /** The least that a gathering claim wants (Integer.MAX_VALUE while none gathers); under the lock. */
+    private int gatherTarget = Integer.MAX_VALUE;
+    /** Claims gathering now; under the lock. */
+    private int gathering;
     /** Delivered by the consumption, not taken by a claim yet. */
     private final ArrayDeque<Pending> ready = new ArrayDeque<>();
     private Consumption consumption;
@@ -57,26 +67,30 @@ final class GroupBridge {
     void start() {
         ConsumeOptions o = ConsumeOptions.defaults().withBatchSize(options.batchSize()).withConcurrency(options.concurrency())
                 .withExecutor(handlers).withShutdownTimeout(Duration.ZERO);
-        consumption = group.consume(this::handle, o);
+        consumption = group.consume((AsyncHandler<byte[]>) this::handle, o);
     }
 
-    private Outcome handle(Message<byte[]> m) throws InterruptedException {
+    /** The consumption's handler: queues the message for a claim; the stage completes with the outcome a claim gives. */
+    private CompletableFuture<Outcome> handle(Message<byte[]> m) {
         Pending p = new Pending(m);
         lock.lock();
         try {
             if (stopped) {
-                return Outcome.retry(); // never recorded: the consumption released its work before stopped was set
+                // never recorded: the consumption released its work before stopped was set
+                return CompletableFuture.completedFuture(Outcome.retry());
             }
             ready.addLast(p);
-            available.signal();
+            // Wake-ups only when they change something: the first message for a waiting claim, or enough
+            // for the gathering one. A signal per message would wake the gathering claim once per message.
+            if (ready.size() == 1) {
+                available.signal();
+            } else if (ready.size() >= gatherTarget) {
+                filled.signal();
+            }
         } finally {
             lock.unlock();
         }
-        try {
-            return p.outcome.get();
-        } catch (ExecutionException e) {
-            return Outcome.retry();
-        }
+        return p.outcome;
     }
 
     /**
@@ -97,16 +111,24 @@ final class GroupBridge {
             // batch, not a trickle, and a lone message is not held back.
             long gatherEnd = System.nanoTime() + Math.min(left, GATHER_NANOS);
             int seen = ready.size();
-            while (!ready.isEmpty() && ready.size() < max && !stopped) {
-                long until = gatherEnd - System.nanoTime();
-                if (until <= 0) {
-                    break;
+            gatherTarget = Math.min(gatherTarget, max);
+            gathering++;
+            try {
+                while (!ready.isEmpty() && ready.size() < max && !stopped) {
+                    long until = gatherEnd - System.nanoTime();
+                    if (until <= 0) {
+                        break;
+                    }
+                    filled.awaitNanos(Math.min(until, GAP_NANOS));
+                    if (ready.size() == seen) {
+                        break; // nothing new during a gap
+                    }
+                    seen = ready.size();
                 }
-                available.awaitNanos(Math.min(until, GAP_NANOS));
-                if (ready.size() == seen) {
-                    break; // nothing new during a gap
+            } finally {
+                if (--gathering == 0) {
+                    gatherTarget = Integer.MAX_VALUE;
                 }
-                seen = ready.size();
             }
             while (!ready.isEmpty() && out.size() < max) {
                 out.add(ready.pollFirst());
@@ -138,7 +160,7 @@ final class GroupBridge {
 
     /**
      * Stops: the consumption gives back everything without an outcome at once (ranges with what is resolved,
-     * exception rows), then every blocked handler call is let go (its outcome is ignored: the work was released).
+     * exception rows), then every message out is let go (its outcome is ignored: the work was released).
      */
     void stop() {
         Consumption c = consumption;
@@ -152,6 +174,7 @@ final class GroupBridge {
             left = new ArrayList<>(ready);
             ready.clear();
             available.signalAll();
+            filled.signalAll();
         } finally {
             lock.unlock();
         }

@@ -59,35 +59,47 @@ final class HttpClaim {
      * Records outcomes; returns the ids that were not open in this claim (unknown, or resolved before). Null
      * when the claim is no longer live (nothing recorded).
      */
-    synchronized List<Long> resolve(Map<Long, Outcome> outcomes) {
-        if (!live(System.nanoTime())) {
-            return null;
-        }
+    List<Long> resolve(Map<Long, Outcome> outcomes) {
         List<Long> unknown = new ArrayList<>();
-        for (Map.Entry<Long, Outcome> e : outcomes.entrySet()) {
-            Pending p = open.remove(e.getKey());
-            if (p == null) {
-                unknown.add(e.getKey());
-            } else {
-                p.outcome.complete(e.getValue());
+        List<Pending> given = new ArrayList<>(outcomes.size());
+        synchronized (this) {
+            if (!live(System.nanoTime())) {
+                return null;
+            }
+            for (Long id : outcomes.keySet()) {
+                Pending p = open.remove(id);
+                if (p == null) {
+                    unknown.add(id);
+                } else {
+                    given.add(p);
+                }
+            }
+            if (open.isEmpty()) {
+                ended = true;
             }
         }
-        if (open.isEmpty()) {
-            ended = true;
+        // Outside the claim's monitor: completing an outcome records it in its range, and the last one of a range
+        // completes the range (a transaction) on this thread.
+        for (Pending p : given) {
+            p.outcome.complete(outcomes.get(p.id()));
         }
         return unknown;
     }
 
     /** Ends the claim: every message still open gets {@code outcome}; returns how many did. */
-    synchronized int end(Outcome outcome) {
-        ended = true;
+    int end(Outcome outcome) {
+        List<Pending> left;
+        synchronized (this) {
+            ended = true;
+            left = new ArrayList<>(open.values());
+            open.clear();
+        }
         int n = 0;
-        for (Pending p : open.values()) {
+        for (Pending p : left) {
             if (p.outcome.complete(outcome)) {
                 n++;
             }
         }
-        open.clear();
         return n;
     }
 

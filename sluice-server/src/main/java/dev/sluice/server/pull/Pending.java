@@ -5,7 +5,7 @@ import dev.sluice.Outcome;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One message the group's consumption handed to the bridge: it waits (its handler call blocked) until an
+ * One message the group's consumption handed to the bridge: its outcome is pending until an
  * HTTP claim takes it and an outcome arrives, the claim's lease ends, or the bridge stops.
  */
 final class Pending {

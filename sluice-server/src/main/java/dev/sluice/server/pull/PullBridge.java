@@ -26,8 +26,9 @@ import org.slf4j.LoggerFactory;
 /**
  * HTTP pull consumption for the whole server: the groups consumed over HTTP ({@link GroupBridge}), the
  * claims handed out, and one reaper thread that ends claims whose lease ran out (their open messages become
- * retries, so they are delivered again) and stops groups nobody pulls from. Threads: the reaper, plus one
- * blocked handler call per message out (bounded by {@link PullOptions#concurrency()} per group and
+ * retries, so they are delivered again) and stops groups nobody pulls from. Threads: the reaper; a
+ * {@code parallel} group's messages out hold none; the keyed policies' chains and retried rows hold one blocked
+ * handler call each while out (bounded by {@link PullOptions#concurrency()} per group and
  * {@link PullOptions#maxGroups()} groups); nothing per idle group.
  */
 public final class PullBridge implements AutoCloseable {
