@@ -11,10 +11,15 @@ import dev.sluice.Producer;
 import dev.sluice.Sluice;
 import dev.sluice.server.SluiceServer;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import org.apache.hc.client5.http.classic.methods.HttpPost;
+import org.apache.hc.client5.http.config.ConnectionConfig;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.util.Timeout;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -149,9 +154,8 @@ public final class HttpBenchmark {
     public Result run(Options o, ScenarioListener listener) {
         ScenarioRunner.Setup setup = ScenarioRunner.Setup.of(o.databaseUrl(), "the http benchmark", 2 * o.clients() + 16);
         return ScenarioRunner.run(setup, listener, ctx -> {
+            CloseableHttpClient client = client(o.clients());
             try (SluiceServer server = SluiceServer.builder(ctx.sluice()).port(0).start()) {
-                HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                        .connectTimeout(Duration.ofSeconds(10)).build();
                 String base = server.url() + "api/v1/streams/";
                 // A warm-up round (not reported, a tenth of the size, its own streams), so that neither side's first
                 // measured phase pays for the JIT: the HTTP side runs first in each round and would pay most.
@@ -161,11 +165,13 @@ public final class HttpBenchmark {
                 List<RunResult> runs = ctx.runs(o.runs(), run -> one(o, ctx.sluice(), client, base, run, listener),
                         r -> listener.finished(r.toJson()));
                 return new Result(o, ctx.environment(), runs);
+            } finally {
+                client.close(org.apache.hc.core5.io.CloseMode.IMMEDIATE);
             }
         });
     }
 
-    private RunResult one(Options o, Sluice sluice, HttpClient client, String base, int run, ScenarioListener listener) {
+    private RunResult one(Options o, Sluice sluice, CloseableHttpClient client, String base, int run, ScenarioListener listener) {
         String httpStream = "bench.http." + run;
         String libStream = "bench.lib." + run;
         for (String s : List.of(httpStream, libStream)) {
@@ -220,6 +226,9 @@ public final class HttpBenchmark {
 
         listener.phase(run, "consume over HTTP");
         Set<Long> delivered = ConcurrentHashMap.newKeySet();
+        // Both consume sides are timed until the last message reached a handler (a client): a client still in its
+        // long-poll when another took the last message is not charged to the rate.
+        AtomicLong httpDone = new AtomicLong();
         String claims = base + httpStream + "/groups/g/claims";
         long t2 = System.nanoTime();
         long deadline = t2 + TIMEOUT.toNanos();
@@ -237,7 +246,9 @@ public final class HttpBenchmark {
                 boolean first = true;
                 for (JsonNode m : c.path("messages")) {
                     long id = m.path("id").asLong();
-                    delivered.add(id);
+                    if (delivered.add(id) && delivered.size() >= total) {
+                        httpDone.compareAndSet(0, System.nanoTime());
+                    }
                     b.append(first ? "" : ",").append("{\"id\":").append(id).append(",\"outcome\":\"success\"}");
                     first = false;
                 }
@@ -249,21 +260,24 @@ public final class HttpBenchmark {
                         200, "outcomes");
             }
         });
-        double httpConsume = delivered.size() / seconds(t2);
+        double httpConsume = delivered.size() / seconds(t2, httpDone.get());
         long lost = total - delivered.size();
 
         listener.phase(run, "consume through the library");
         AtomicLong consumed = new AtomicLong();
+        AtomicLong libDone = new AtomicLong();
         long t3 = System.nanoTime();
         try (Consumption c = sluice.stream(libStream).consumerGroup("g").consume(m -> {
-            consumed.incrementAndGet();
+            if (consumed.incrementAndGet() == total) {
+                libDone.compareAndSet(0, System.nanoTime());
+            }
             return Outcome.success();
         }, ConsumeOptions.defaults().withBatchSize(o.batch()).withConcurrency(o.clients()))) {
             while (consumed.get() < total && System.nanoTime() < deadline) {
                 java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
             }
         }
-        double libConsume = consumed.get() / seconds(t3);
+        double libConsume = consumed.get() / seconds(t3, libDone.get());
 
         listener.phase(run, "single-message latency");
         double[] http = new double[o.latencies()];
@@ -298,22 +312,38 @@ public final class HttpBenchmark {
         }
     }
 
-    private static HttpResponse<byte[]> post(HttpClient client, String url, byte[] body, String contentType) {
-        HttpRequest r = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(60)).header("Content-Type", contentType)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+    /** A status and a body. */
+    private record Reply(int status, byte[] body) {
+    }
+
+    /**
+     * Keep-alive clients that run each request on the calling thread (a pooled connection per client thread), ask
+     * for no compression and never retry on their own (a retried batch would be produced twice).
+     */
+    private static CloseableHttpClient client(int clients) {
+        ConnectionConfig connections = ConnectionConfig.custom().setConnectTimeout(Timeout.ofSeconds(10))
+                .setSocketTimeout(Timeout.ofSeconds(60)).build();
+        return HttpClients.custom()
+                .setConnectionManager(PoolingHttpClientConnectionManagerBuilder.create().setMaxConnTotal(clients)
+                        .setMaxConnPerRoute(clients).setDefaultConnectionConfig(connections).build())
+                .disableAutomaticRetries().disableContentCompression().disableRedirectHandling().disableCookieManagement()
+                .build();
+    }
+
+    private static Reply post(CloseableHttpClient client, String url, byte[] body, String contentType) {
+        HttpPost post = new HttpPost(url);
+        post.setEntity(new ByteArrayEntity(body, ContentType.parse(contentType)));
         try {
-            return client.send(r, HttpResponse.BodyHandlers.ofByteArray());
+            return client.execute(post, r -> new Reply(r.getCode(), r.getEntity() == null ? new byte[0]
+                    : EntityUtils.toByteArray(r.getEntity())));
         } catch (IOException e) {
             throw new BenchmarkException("HTTP request failed: " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new BenchmarkException("interrupted", e);
         }
     }
 
-    private static byte[] expect(HttpResponse<byte[]> r, int status, String what) {
-        if (r.statusCode() != status) {
-            throw new BenchmarkException(what + " answered " + r.statusCode() + ": "
+    private static byte[] expect(Reply r, int status, String what) {
+        if (r.status() != status) {
+            throw new BenchmarkException(what + " answered " + r.status() + ": "
                     + new String(r.body(), StandardCharsets.UTF_8).substring(0, Math.min(300, r.body().length)));
         }
         return r.body();
@@ -321,5 +351,10 @@ public final class HttpBenchmark {
 
     private static double seconds(long since) {
         return (System.nanoTime() - since) / 1e9;
+    }
+
+    /** Seconds from {@code since} to {@code until}, or to now when {@code until} is 0 (never reached). */
+    private static double seconds(long since, long until) {
+        return ((until == 0 ? System.nanoTime() : until) - since) / 1e9;
     }
 }
