@@ -84,6 +84,29 @@ class PullClaimTest extends ServerTestBase {
         assertThat(empty.path("messages")).isEmpty();
     }
 
+    /** Threads waiting inside a handler call of a bridge (blocked until an outcome arrives). */
+    private static long threadsWaitingForAnOutcome() {
+        return Thread.getAllStackTraces().entrySet().stream().filter(e -> e.getKey().getState() != Thread.State.RUNNABLE)
+                .filter(e -> java.util.Arrays.stream(e.getValue()).anyMatch(fr -> fr.getClassName().startsWith("dev.sluice.server.pull.GroupBridge")
+                        || fr.getClassName().equals("dev.sluice.internal.consume.AsyncHandler")))
+                .count();
+    }
+
+    @Test
+    void aParallelGroupsMessagesOutHoldNoThread() {
+        f.sluice.stream("p0").register();
+        f.sluice.stream("p0").consumerGroup("g").register();
+        produce("p0", 300, null, 0);
+        Map<Long, String> held = claimAll("p0", "g", 300, "30s");
+        // 300 messages out, no outcome given yet: none of them holds a thread (a blocked handler call each would be 300).
+        assertThat(threadsWaitingForAnOutcome()).isLessThan(10);
+        Map<String, List<Map<String, Object>>> byClaim = new java.util.LinkedHashMap<>();
+        held.forEach((id, claim) -> byClaim.computeIfAbsent(claim, k -> new ArrayList<>()).add(Map.of("id", id, "outcome", "success")));
+        byClaim.forEach((claim, list) -> assertThat(outcomes("p0", "g", claim, list).status()).isEqualTo(200));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> f.sluice.stream("p0").consumerGroup("g").get().orElseThrow().lag() == 0);
+    }
+
     @Test
     void anExpiredLeaseRedeliversAndALateOutcomeIsRefused() {
         f.sluice.stream("p2").register();
