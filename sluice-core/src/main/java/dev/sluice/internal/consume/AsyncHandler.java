@@ -13,6 +13,9 @@ import java.util.concurrent.ExecutionException;
  * keyed policies, exception rows, the buckets of a partitioned group) it is called through {@link #handle}, which
  * waits for the stage, so every rule of those paths holds unchanged.
  *
+ * <p>Messages out at once: fewer than {@code concurrency + 2 × batchSize} (the loop claims a further range while
+ * fewer than {@code concurrency + batchSize} are out).
+ *
  * <p>{@link #start} must not block: it runs on the consumer's loop. A stage completed exceptionally, or a throw from
  * {@code start}, is a retry (as a handler's throw); a null outcome is a success.
  */

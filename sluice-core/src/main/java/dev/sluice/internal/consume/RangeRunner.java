@@ -114,7 +114,9 @@ final class RangeRunner<T> {
             for (Fetched f : runnable) {
                 delivery.deliverLater(f, attempt, out -> {
                     try {
-                        w.record(ctx, outcomes, f, out, attempt);
+                        if (!w.done) { // after a release the outcome changes nothing, so it is not counted either
+                            w.record(ctx, outcomes, f, out, attempt);
+                        }
                     } catch (RuntimeException e) {
                         ctx.warn("could not record an outcome", e);
                     } finally {
