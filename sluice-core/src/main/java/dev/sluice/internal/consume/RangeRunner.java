@@ -1,6 +1,7 @@
 package dev.sluice.internal.consume;
 
 import dev.sluice.ConcurrencyPolicy;
+import dev.sluice.Outcome;
 import dev.sluice.internal.consume.RangeWork.OutcomeRow;
 import java.time.Duration;
 import java.time.Instant;
@@ -106,32 +107,21 @@ final class RangeRunner<T> {
             runnable.add(f);
         }
         int attempt = w.reclaims + 1;
-        if (!keys.keyed() && delivery.async()) {
-            // Outcomes that arrive later (AsyncHandler): each message starts here, on the loop, and its outcome is
-            // recorded on the thread that completes it; no thread waits per message.
+        if (!keys.keyed()) {
             w.remaining.set(runnable.size());
             outstanding.addAndGet(runnable.size());
+            boolean later = delivery.async();
             for (Fetched f : runnable) {
-                delivery.deliverLater(f, attempt, out -> {
-                    try {
-                        if (!w.done) { // after a release the outcome changes nothing, so it is not counted either
-                            w.record(ctx, outcomes, f, out, attempt);
-                        }
-                    } catch (RuntimeException e) {
-                        ctx.warn("could not record an outcome", e);
-                    } finally {
+                if (later) {
+                    // The outcome arrives later (AsyncHandler): the message starts here, on the loop, and its outcome
+                    // is recorded on the thread that completes it; no thread waits per message.
+                    delivery.deliverLater(f, attempt, out -> recordLater(w, f, out, attempt));
+                } else {
+                    submit.accept(() -> {
+                        runOne(w, f, attempt);
                         finishOne(w);
-                    }
-                });
-            }
-        } else if (!keys.keyed()) {
-            w.remaining.set(runnable.size());
-            outstanding.addAndGet(runnable.size());
-            for (Fetched f : runnable) {
-                submit.accept(() -> {
-                    runOne(w, f, attempt);
-                    finishOne(w);
-                });
+                    });
+                }
             }
         } else {
             Map<String, List<Fetched>> chains = new TreeMap<>();
@@ -262,6 +252,19 @@ final class RangeRunner<T> {
     /** Runs one message of a range; records its outcome in the range. Returns the row status written, or null for success. */
     private RowStatus runOne(RangeWork w, Fetched f, int attempt) {
         return w.runOne(ctx, delivery, outcomes, f, attempt);
+    }
+
+    /** Records an outcome that arrived later; after a release it changes nothing, so it is not counted either. */
+    private void recordLater(RangeWork w, Fetched f, Outcome out, int attempt) {
+        try {
+            if (!w.done) {
+                w.record(ctx, outcomes, f, out, attempt);
+            }
+        } catch (RuntimeException e) {
+            ctx.warn("could not record an outcome", e);
+        } finally {
+            finishOne(w);
+        }
     }
 
     private void finishOne(RangeWork w) {
