@@ -13,6 +13,10 @@ import java.util.function.Function;
  * <p>Every produce validates before any round trip (null payload, size limit, key lengths, headers)
  * and raises a coded {@link SluiceException}; nothing is written for a rejected message.
  *
+ * <p>With an {@link AmbientTransaction} on the client ({@link Sluice.Builder#ambientTransaction}; the Spring Boot
+ * starter sets one), a produce call made inside the caller's open transaction joins it instead: the message commits
+ * or rolls back with the caller's writes, as with {@link #produceInTransaction}.
+ *
  * @param <T> the payload type
  */
 public interface Producer<T> extends AutoCloseable {

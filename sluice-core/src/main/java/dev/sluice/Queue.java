@@ -19,6 +19,9 @@ import java.util.Optional;
  * {@code migrate(false)} it must be installed already, see {@link SluiceSystem#register()}). Creating a
  * handle does no I/O and cannot fail; the name is checked by the operations, before any round trip.
  *
+ * <p>With an {@link AmbientTransaction} on the client (the Spring Boot starter sets one), {@link #enqueue} and
+ * {@link #enqueueBatch} called inside the caller's open transaction join it, as {@link #enqueueInTransaction} does.
+ *
  * <p>The handle's {@link QueueOptions} are stamped on every job it enqueues; claims, failures and the
  * rescuer read them from the job's row.
  *
@@ -96,6 +99,10 @@ public final class Queue<T> {
      */
     public long enqueue(T payload, EnqueueOptions options) {
         EncodedJob job = encoder.encode(payload, options);
+        AmbientTransaction.Joined tx = sluice.engine().settings().ambient().current();
+        if (tx != null) {
+            return joined(tx, List.of(job)).get(0);
+        }
         long id = store().enqueue(name, List.of(job)).get(0);
         sluice.engine().enqueuedLocally(name);
         return id;
@@ -120,9 +127,32 @@ public final class Queue<T> {
             Names.validate("queue", name);
             return List.of();
         }
+        AmbientTransaction.Joined tx = sluice.engine().settings().ambient().current();
+        if (tx != null) {
+            return joined(tx, encoded);
+        }
         List<Long> ids = store().enqueue(name, encoded);
         sluice.engine().enqueuedLocally(name);
         return ids;
+    }
+
+    /** Enqueues in the ambient transaction; its commit wakes this process's workers of the queue. */
+    private List<Long> joined(AmbientTransaction.Joined tx, List<EncodedJob> jobs) {
+        List<Long> ids = inTransaction(tx.connection(), jobs);
+        tx.afterCommit(() -> sluice.engine().enqueuedLocally(name));
+        return ids;
+    }
+
+    private List<Long> inTransaction(Connection connection, List<EncodedJob> jobs) {
+        try {
+            if (connection.getAutoCommit()) {
+                throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS,
+                        "enqueueing in the caller's transaction needs a connection in a transaction (auto-commit off)");
+            }
+        } catch (SQLException e) {
+            throw dev.sluice.internal.jdbc.SqlErrors.map(e, "enqueue to queue '" + name + "'");
+        }
+        return store().enqueueOn(connection, name, jobs);
     }
 
     /**
@@ -135,16 +165,7 @@ public final class Queue<T> {
      */
     public long enqueueInTransaction(Connection connection, T payload, EnqueueOptions options) {
         Objects.requireNonNull(connection, "connection");
-        EncodedJob job = encoder.encode(payload, options);
-        try {
-            if (connection.getAutoCommit()) {
-                throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS,
-                        "enqueueInTransaction needs a connection in a transaction (auto-commit off)");
-            }
-        } catch (SQLException e) {
-            throw dev.sluice.internal.jdbc.SqlErrors.map(e, "enqueue to queue '" + name + "'");
-        }
-        return store().enqueueOn(connection, name, List.of(job)).get(0);
+        return inTransaction(connection, List.of(encoder.encode(payload, options))).get(0);
     }
 
     /**

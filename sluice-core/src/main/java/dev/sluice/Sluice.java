@@ -47,7 +47,7 @@ public final class Sluice implements AutoCloseable {
                 b.schedulerThreads, b.handlerThreads,
                 (stream, serde) -> stream(stream).producer(ProducerConfig.defaults().withSerde(serde)),
                 new dev.sluice.internal.Engine.Settings(b.maintenance, b.fleetLease, b.maintenanceInterval, b.instanceLogRetention,
-                        b.meterRefresh),
+                        b.meterRefresh, b.ambient),
                 dev.sluice.internal.metrics.Meters.of(b.meterRegistry));
     }
 
@@ -232,6 +232,7 @@ public final class Sluice implements AutoCloseable {
         /** An {@code io.micrometer.core.instrument.MeterRegistry}, or null: typed Object so no Micrometer class loads without one. */
         private Object meterRegistry;
         private java.time.Duration meterRefresh = DEFAULT_METER_REFRESH;
+        private AmbientTransaction ambient = AmbientTransaction.NONE;
 
         private Builder() {
         }
@@ -392,6 +393,16 @@ public final class Sluice implements AutoCloseable {
          */
         public Builder meterRefresh(java.time.Duration every) {
             this.meterRefresh = within("meterRefresh", every, java.time.Duration.ofMillis(100), java.time.Duration.ofHours(1));
+            return this;
+        }
+
+        /**
+         * Where produce and enqueue find the transaction the calling thread is in, to join it (default
+         * {@link AmbientTransaction#NONE}: they always run in transactions of their own). With one, a message or job
+         * produced inside the caller's transaction commits or rolls back with it; see {@link AmbientTransaction}.
+         */
+        public Builder ambientTransaction(AmbientTransaction ambient) {
+            this.ambient = Objects.requireNonNull(ambient, "ambient");
             return this;
         }
 

@@ -62,16 +62,16 @@ public final class Engine implements AutoCloseable {
     private final dev.sluice.internal.metrics.MeterRefresh meterRefresh; // the gauges' refresh; null without a registry
 
     /**
-     * The fleet, maintenance and meter settings of a client.
-     *
+     * The fleet, maintenance, meter and transaction settings of a client.
      * @param maintenance         whether the client competes for the schema's manager
      * @param fleetLease          how long a fleet instance stays live without a heartbeat (beats every third of it)
      * @param maintenanceInterval how often the manager runs a maintenance pass
      * @param snapshotRetention   how long instance snapshots are kept past their recorded expiry
-     * @param meterRefresh        how often the gauges' figures are read (with a registry)
+     * @param meterRefresh        how often the gauges' figures are read (with a registry); {@code ambient}: the caller's
+     *                            transaction that produce and enqueue join (AmbientTransaction.NONE for none)
      */
     public record Settings(boolean maintenance, java.time.Duration fleetLease, java.time.Duration maintenanceInterval,
-                           java.time.Duration snapshotRetention, java.time.Duration meterRefresh) {
+                           java.time.Duration snapshotRetention, java.time.Duration meterRefresh, dev.sluice.AmbientTransaction ambient) {
     }
 
     /**
@@ -419,7 +419,7 @@ public final class Engine implements AutoCloseable {
         java.util.concurrent.atomic.AtomicReference<dev.sluice.Producer<T>> self = new java.util.concurrent.atomic.AtomicReference<>();
         dev.sluice.Producer<T> p = new dev.sluice.internal.produce.DefaultProducer<>(db, streamCatalog, schema, stream,
                 payloadType, config, maintenance(), () -> untrack(self.get()), this::committedLocally,
-                meters.producer(stream));
+                meters.producer(stream), settings.ambient());
         self.set(p);
         track(p); // closes p again when refused
         return p;

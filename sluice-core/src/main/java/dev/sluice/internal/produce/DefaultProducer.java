@@ -1,5 +1,6 @@
 package dev.sluice.internal.produce;
 
+import dev.sluice.AmbientTransaction;
 import dev.sluice.ErrorCode;
 import dev.sluice.Outgoing;
 import dev.sluice.ProduceOptions;
@@ -44,6 +45,8 @@ public final class DefaultProducer<T> implements Producer<T> {
     private final LongConsumer committed;
     /** The stream's counters (no-ops without a registry): messages and duplicates of our own commits. */
     private final dev.sluice.internal.metrics.ProducerMeters meters;
+    /** The caller's transaction that produce calls join when there is one (AmbientTransaction.NONE: never). */
+    private final AmbientTransaction ambient;
 
     private record Resolved(StreamTarget target, PartitionKeeper keeper) {
     }
@@ -51,8 +54,9 @@ public final class DefaultProducer<T> implements Producer<T> {
     @SuppressWarnings("unchecked")
     public DefaultProducer(Db db, StreamCatalog catalog, String schema, String streamName, Class<T> payloadType,
                            ProducerConfig config, Executor background, Runnable onClose, LongConsumer committed,
-                           dev.sluice.internal.metrics.ProducerMeters meters) {
+                           dev.sluice.internal.metrics.ProducerMeters meters, AmbientTransaction ambient) {
         this.db = db;
+        this.ambient = Objects.requireNonNull(ambient, "ambient");
         this.meters = meters;
         this.catalog = catalog;
         this.schema = schema;
@@ -101,6 +105,10 @@ public final class DefaultProducer<T> implements Producer<T> {
 
     @Override
     public Produced produce(T payload, ProduceOptions options) {
+        AmbientTransaction.Joined tx = ambient.current();
+        if (tx != null) {
+            return joined(tx, payload, options);
+        }
         try {
             return produceAsync0(payload, options, true).get();
         } catch (InterruptedException e) {
@@ -114,6 +122,10 @@ public final class DefaultProducer<T> implements Producer<T> {
     @Override
     public CompletableFuture<Produced> produceAsync(T payload, ProduceOptions options) {
         try {
+            AmbientTransaction.Joined tx = ambient.current();
+            if (tx != null) {
+                return CompletableFuture.completedFuture(joined(tx, payload, options));
+            }
             return produceAsync0(payload, options, false);
         } catch (SluiceException e) {
             return CompletableFuture.failedFuture(e);
@@ -147,7 +159,8 @@ public final class DefaultProducer<T> implements Producer<T> {
                 throw new SluiceException(e.code(), "message " + i + " of the batch: " + e.problem(), e);
             }
         }
-        return write(r, encoded);
+        AmbientTransaction.Joined tx = ambient.current();
+        return tx != null ? joined(tx, r, encoded) : write(r, encoded);
     }
 
     @Override
@@ -155,16 +168,40 @@ public final class DefaultProducer<T> implements Producer<T> {
         Objects.requireNonNull(connection, "connection");
         ensureOpen();
         Resolved r = resolved();
-        Encoded e = encoder.encode(payload, options, r.target().maxPayloadBytes());
+        return inTransaction(connection, r, List.of(encoder.encode(payload, options, r.target().maxPayloadBytes()))).get(0);
+    }
+
+    /** Joins the ambient transaction with one message; its commit wakes this process's consumers and counts it. */
+    private Produced joined(AmbientTransaction.Joined tx, T payload, ProduceOptions options) {
+        ensureOpen();
+        Resolved r = resolved();
+        return joined(tx, r, List.of(encoder.encode(payload, options, r.target().maxPayloadBytes()))).get(0);
+    }
+
+    private List<Produced> joined(AmbientTransaction.Joined tx, Resolved r, List<Encoded> messages) {
+        List<Produced> out = inTransaction(tx.connection(), r, messages);
+        tx.afterCommit(() -> {
+            committed.accept(r.target().id());
+            count(out);
+        });
+        return out;
+    }
+
+    /** Writes the messages in the caller's open transaction: never commits, never retries. */
+    private List<Produced> inTransaction(Connection connection, Resolved r, List<Encoded> messages) {
         try {
             if (connection.getAutoCommit()) {
                 throw new SluiceException(ErrorCode.INVALID_OPTIONS,
-                        "produceInTransaction needs a connection in a transaction (auto-commit off)");
+                        "producing in the caller's transaction needs a connection in a transaction (auto-commit off)");
             }
-            r.keeper().beforeWrite(1);
-            Produced p = MessageWriter.write(connection, r.target(), List.of(e)).get(0);
-            r.keeper().afterWrite(p.id());
-            return p;
+            r.keeper().beforeWrite(messages.size());
+            List<Produced> out = MessageWriter.write(connection, r.target(), messages);
+            long max = 0;
+            for (Produced p : out) {
+                max = Math.max(max, p.id());
+            }
+            r.keeper().afterWrite(max);
+            return out;
         } catch (SQLException ex) {
             if (isMissingPartition(ex)) {
                 // The caller's transaction is aborted and cannot see partitions attached now, so the
@@ -180,6 +217,11 @@ public final class DefaultProducer<T> implements Producer<T> {
         Objects.requireNonNull(work, "work");
         ensureOpen();
         Resolved r = resolved();
+        AmbientTransaction.Joined tx = ambient.current();
+        if (tx != null) { // the caller's transaction: its manager, not the producer, decides about replays
+            T payload = work.apply(tx.connection());
+            return joined(tx, r, List.of(encoder.encode(payload, options, r.target().maxPayloadBytes()))).get(0);
+        }
         r.keeper().beforeWrite(1);
         Produced p = writeWithRetry(r, c -> {
             Encoded e = encoder.encode(work.apply(c), options, r.target().maxPayloadBytes());
@@ -273,7 +315,8 @@ public final class DefaultProducer<T> implements Producer<T> {
 
     /**
      * Counts a committed transaction's messages in the stream's meters: new ones and idempotent repeats apart. Only our
-     * own transactions are counted; {@link #produceInTransaction} cannot see whether the caller commits.
+     * own transactions and joined ambient ones (after their commit) are counted; {@link #produceInTransaction} cannot see
+     * whether the caller commits.
      */
     private void count(List<Produced> out) {
         int duplicates = 0;
