@@ -373,7 +373,8 @@ public final class Sluice implements AutoCloseable {
          * Registers this client's meters in {@code registry} (docs/metrics.md): counters of produced messages
          * ({@code sluice.produce.messages}, {@code sluice.produce.duplicates}), of deliveries by outcome
          * ({@code sluice.deliveries}) and of job attempts by outcome ({@code sluice.jobs}); handler timers with percentile
-         * histograms ({@code sluice.handler}, {@code sluice.job.handler}); and gauges of every group's lag, backlog and dead
+         * histograms ({@code sluice.handler}, {@code sluice.job.handler}); claim timers ({@code sluice.claim},
+         * {@code sluice.job.claim}) and the produce batch sizes ({@code sluice.produce.batch}); and gauges of every group's lag, backlog and dead
          * letters and every queue's jobs by state ({@code sluice.consumer.lag.messages},
          * {@code sluice.consumer.backlog.messages}, {@code sluice.dead.letters}, {@code sluice.queue.jobs}), refreshed every
          * {@link #meterRefresh} by one statement for the whole schema on the client's shared scheduler (scheduled when the

@@ -74,6 +74,9 @@ class DeliveryMetersTest {
             assertThat(counter(registry, "sluice.deliveries", tags(group, "terminal"))).isEqualTo(3);
             assertThat(counter(registry, "sluice.deliveries", tags(group, "delay"))).isEqualTo(1);
             assertThat(timerCount(registry, "sluice.handler", group)).isEqualTo(19).isEqualTo(calls.get());
+            // Every claim round trip is timed, those that found a range and those that found none.
+            assertThat(timerCount(registry, "sluice.claim", group)).isGreaterThanOrEqualTo(stats.rangesClaimed())
+                    .isPositive();
             // The same deliveries as the consumption's own counters.
             assertThat(stats.succeeded()).isEqualTo(10);
             assertThat(stats.retried()).isEqualTo(5);

@@ -47,6 +47,13 @@ class ProduceMetersTest {
             assertThat(counter(registry, "sluice.produce.duplicates", "stream", "m.produced")).isEqualTo(2);
             assertThat(counter(registry, "sluice.produce.messages", "stream", "m.other")).isEqualTo(1);
             assertThat(counter(registry, "sluice.produce.duplicates", "stream", "m.other")).isZero();
+            // One batch size per committed transaction of the producer's own: 3 singles, the new key, its repeat,
+            // the batch of 4 and the callback's message; the caller's transaction is not one of them.
+            io.micrometer.core.instrument.DistributionSummary batches = registry.get("sluice.produce.batch")
+                    .tags("stream", "m.produced").summary();
+            assertThat(batches.count()).isEqualTo(7);
+            assertThat(batches.totalAmount()).isEqualTo(10);
+            assertThat(batches.max()).isEqualTo(4);
         }
     }
 

@@ -86,6 +86,14 @@ class PrometheusScrapeTest {
                     .isGreaterThan(10);
             assertThat(lines).anyMatch(l -> l.startsWith("sluice_handler_seconds_sum{group=\"billing\",stream=\"p.orders\"} "));
             assertThat(lines).anyMatch(l -> l.startsWith("sluice_job_handler_seconds_sum{queue=\"p.mail\"} "));
+            // Claim timers and the batch summary: a few fixed buckets each (6 and 5, and +Inf), not a full histogram.
+            assertThat(lines.stream().filter(l -> l.startsWith("sluice_claim_seconds_bucket{group=\"billing\",stream=\"p.orders\""))
+                    .count()).isEqualTo(7);
+            assertThat(lines.stream().filter(l -> l.startsWith("sluice_job_claim_seconds_bucket{queue=\"p.mail\""))
+                    .count()).isEqualTo(7);
+            assertThat(lines.stream().filter(l -> l.startsWith("sluice_produce_batch_messages_bucket{stream=\"p.orders\""))
+                    .count()).isEqualTo(6);
+            assertThat(lines).anyMatch(l -> l.startsWith("sluice_produce_batch_messages_count{stream=\"p.orders\"} "));
         }
     }
 }

@@ -77,6 +77,8 @@ class QueueMetersTest {
             assertThat(counter(registry, "sluice.jobs", "queue", "m.jobs", "outcome", "lost")).isZero();
             assertThat(counter(registry, "sluice.jobs", "queue", "m.jobs", "outcome", "cancelled")).isZero();
             assertThat(timerCount(registry, "sluice.job.handler", "queue", "m.jobs")).isEqualTo(17).isEqualTo(calls.get());
+            // 17 attempts took at least one claim round trip each time the worker found jobs; each is timed.
+            assertThat(timerCount(registry, "sluice.job.claim", "queue", "m.jobs")).isPositive();
         }
     }
 

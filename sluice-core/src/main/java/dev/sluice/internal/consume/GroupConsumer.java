@@ -255,7 +255,9 @@ public final class GroupConsumer<T> implements Consumption {
 
     /** The fenced claim of a fresh range with its messages, in one round trip, then its dispatch. */
     private RangeClaims.Claimed claimFresh() {
+        long start = System.nanoTime();
         RangeClaims.Claimed r = claims.claim();
+        ctx.stats.meters.claimed(System.nanoTime() - start);
         if (!r.claimed()) {
             return r;
         }
@@ -270,7 +272,9 @@ public final class GroupConsumer<T> implements Consumption {
 
     /** Takes over the lowest expired range (or quarantines it after too many reclaims); false when none. */
     private boolean reclaimRange() {
+        long start = System.nanoTime();
         RangeClaims.Reclaim r = claims.reclaim();
+        ctx.stats.meters.claimed(System.nanoTime() - start);
         if (r instanceof RangeClaims.Reclaim.None) {
             return false;
         }

@@ -328,7 +328,9 @@ public final class PartitionConsumer<T> implements Consumption {
         if (idle.isEmpty()) {
             return new Claimed(false, false);
         }
+        long start = System.nanoTime();
         PartitionClaims.Claim r = claims.claim(idle);
+        ctx.stats.meters.claimed(System.nanoTime() - start);
         delivery.claimed(r.settled(), r.bindingsJson(), r.head());
         java.util.concurrent.atomic.AtomicInteger wave = new java.util.concurrent.atomic.AtomicInteger();
         List<BucketBatch> batches = new ArrayList<>();

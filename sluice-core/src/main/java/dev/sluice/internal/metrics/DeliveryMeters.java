@@ -7,4 +7,7 @@ public interface DeliveryMeters {
 
     /** Records one handler call that took {@code nanos}. */
     void handled(long nanos);
+
+    /** Records one claim round trip (a range, a takeover or a partitioned group's buckets) that took {@code nanos}. */
+    void claimed(long nanos);
 }

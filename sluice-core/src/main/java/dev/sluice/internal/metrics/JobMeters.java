@@ -7,4 +7,7 @@ public interface JobMeters {
 
     /** Records one handler call that took {@code nanos}. */
     void handled(long nanos);
+
+    /** Records one claim round trip of the worker that took {@code nanos}, whether it found jobs or not. */
+    void claimed(long nanos);
 }

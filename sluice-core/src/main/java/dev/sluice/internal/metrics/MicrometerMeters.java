@@ -2,8 +2,10 @@ package dev.sluice.internal.metrics;
 
 import dev.sluice.MetricSnapshot;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -14,6 +16,11 @@ import java.util.concurrent.TimeUnit;
  * increments them. The gauges are {@link MicrometerGauges}'.
  */
 final class MicrometerMeters implements Meters {
+    /** The claim timers' buckets: a claim is one round trip, so a few fixed buckets say enough (7 series with +Inf). */
+    private static final Duration[] CLAIM_BUCKETS = {Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10),
+            Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(500)};
+    /** The batch summary's buckets, in messages per transaction (6 series with +Inf). */
+    private static final double[] BATCH_BUCKETS = {1, 10, 100, 1_000, 10_000};
     private final MeterRegistry registry;
     private final MicrometerGauges gauges;
 
@@ -35,7 +42,11 @@ final class MicrometerMeters implements Meters {
         Counter duplicates = Counter.builder("sluice.produce.duplicates")
                 .description("Produce calls answered with an earlier message's id (idempotency key repeated); nothing written")
                 .tag("stream", stream).register(registry);
+        DistributionSummary batch = DistributionSummary.builder("sluice.produce.batch")
+                .description("Messages per committed produce transaction of this client (new ones and repeats)")
+                .baseUnit("messages").serviceLevelObjectives(BATCH_BUCKETS).tag("stream", stream).register(registry);
         return (n, d) -> {
+            batch.record(n + d);
             if (n > 0) {
                 messages.increment(n);
             }
@@ -56,6 +67,8 @@ final class MicrometerMeters implements Meters {
         }
         Timer handler = Timer.builder("sluice.handler").description("Time in the group's handler, per delivery")
                 .tags("stream", stream, "group", group).publishPercentileHistogram().register(registry);
+        Timer claim = Timer.builder("sluice.claim").description("Time of one claim round trip of the group's consumers")
+                .tags("stream", stream, "group", group).serviceLevelObjectives(CLAIM_BUCKETS).register(registry);
         return new DeliveryMeters() {
             @Override
             public void count(DeliveryOutcome outcome) {
@@ -65,6 +78,11 @@ final class MicrometerMeters implements Meters {
             @Override
             public void handled(long nanos) {
                 handler.record(nanos, TimeUnit.NANOSECONDS);
+            }
+
+            @Override
+            public void claimed(long nanos) {
+                claim.record(nanos, TimeUnit.NANOSECONDS);
             }
         };
     }
@@ -80,6 +98,8 @@ final class MicrometerMeters implements Meters {
         }
         Timer handler = Timer.builder("sluice.job.handler").description("Time in the queue's job handler, per attempt")
                 .tag("queue", queue).publishPercentileHistogram().register(registry);
+        Timer claim = Timer.builder("sluice.job.claim").description("Time of one claim round trip of the queue's workers")
+                .tag("queue", queue).serviceLevelObjectives(CLAIM_BUCKETS).register(registry);
         return new JobMeters() {
             @Override
             public void count(JobOutcome outcome) {
@@ -89,6 +109,11 @@ final class MicrometerMeters implements Meters {
             @Override
             public void handled(long nanos) {
                 handler.record(nanos, TimeUnit.NANOSECONDS);
+            }
+
+            @Override
+            public void claimed(long nanos) {
+                claim.record(nanos, TimeUnit.NANOSECONDS);
             }
         };
     }

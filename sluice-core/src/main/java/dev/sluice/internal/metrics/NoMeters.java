@@ -57,4 +57,9 @@ public enum NoMeters implements Meters, ProducerMeters, DeliveryMeters, JobMeter
     public void handled(long nanos) {
         // not timed
     }
+
+    @Override
+    public void claimed(long nanos) {
+        // not timed
+    }
 }

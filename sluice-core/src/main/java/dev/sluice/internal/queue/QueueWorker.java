@@ -234,7 +234,9 @@ public final class QueueWorker<T> implements Worker {
         List<JobStore.Claimed> got;
         long wait = 0;
         try {
+            long start = System.nanoTime();
             got = store.claim(queue, n, workerId, hints.next());
+            meters.claimed(System.nanoTime() - start);
             hints.claimed(got, n);
             if (!running) {
                 // Closed while claiming: give these back at once, uncounted.
