@@ -51,7 +51,7 @@ public final class DefaultProducer<T> implements Producer<T> {
     @SuppressWarnings("unchecked")
     public DefaultProducer(Db db, StreamCatalog catalog, String schema, String streamName, Class<T> payloadType,
                            ProducerConfig config, Executor background, Runnable onClose, LongConsumer committed,
-                           dev.sluice.internal.metrics.ProducerMeters meters) {
+                           dev.sluice.internal.metrics.ProducerMeters meters, dev.sluice.internal.tracing.Tracing tracing) {
         this.db = db;
         this.meters = meters;
         this.catalog = catalog;
@@ -62,7 +62,7 @@ public final class DefaultProducer<T> implements Producer<T> {
         this.onClose = onClose;
         this.committed = committed;
         Serde<T> serde = config.serde() != null ? (Serde<T>) config.serde() : Serde.forType(payloadType);
-        this.encoder = new MessageEncoder<>(serde, payloadType);
+        this.encoder = new MessageEncoder<>(serde, payloadType, tracing); // trace headers: docs/tracing.md
         this.batcher = new Batcher(streamName, config.maxBatchSize(), config.maxInFlight(), new Batcher.Bounds(
                 config.maxBufferedMessages(), config.maxBufferedBytes(), config.bufferTimeout()), this::flush);
     }
