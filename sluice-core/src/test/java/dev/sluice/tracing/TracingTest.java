@@ -31,6 +31,9 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.context.propagation.TextMapGetter;
+import io.opentelemetry.context.propagation.TextMapPropagator;
+import io.opentelemetry.context.propagation.TextMapSetter;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
@@ -384,6 +387,54 @@ class TracingTest {
             assertThat(span.getParentSpanId()).isEqualTo(producer.getSpanId());
             assertThat(span.getAttributes().get(OUTCOME)).isEqualTo("success");
             await().atMost(Duration.ofSeconds(20)).until(() -> c.stats().succeeded() == 1);
+        }
+    }
+
+    @Test
+    void aPropagatorThatThrowsCostsTheTraceHeadersNeverTheProduceOrTheDelivery(TestDatabase db) {
+        TextMapPropagator broken = new TextMapPropagator() {
+            @Override
+            public java.util.Collection<String> fields() {
+                return List.of("traceparent");
+            }
+
+            @Override
+            public <C> void inject(io.opentelemetry.context.Context context, C carrier, TextMapSetter<C> setter) {
+                throw new IllegalStateException("broken inject");
+            }
+
+            @Override
+            public <C> io.opentelemetry.context.Context extract(io.opentelemetry.context.Context context, C carrier,
+                                                                 TextMapGetter<C> getter) {
+                throw new IllegalStateException("broken extract");
+            }
+        };
+        InMemorySpanExporter own = InMemorySpanExporter.create(); // closing the SDK shuts its exporter down
+        try (OpenTelemetrySdk brokenOtel = OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(own)).build())
+                .setPropagators(ContextPropagators.create(broken)).build();
+             Sluice client = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).openTelemetry(brokenOtel).build()) {
+            client.stream("t.broken").register();
+            ConsumerGroup<String> g = client.stream("t.broken", String.class).consumerGroup("g");
+            g.register();
+            inSpan("request", () -> {
+                try (Producer<String> p = client.stream("t.broken", String.class).producer()) {
+                    p.produce("payload", ProduceOptions.builder().header("tenant", "acme").build());
+                }
+            });
+            List<Message<String>> seen = new CopyOnWriteArrayList<>();
+            try (Consumption c = g.consume(m -> {
+                seen.add(m);
+                return Outcome.success();
+            }, FAST)) {
+                await().atMost(Duration.ofSeconds(20)).until(() -> c.stats().succeeded() == 1);
+            }
+            assertThat(seen.get(0).headers()).containsExactly(Map.entry("tenant", "acme"));
+            await().atMost(Duration.ofSeconds(20)).until(() -> own.getFinishedSpanItems().size() == 1);
+            SpanData span = own.getFinishedSpanItems().get(0);
+            assertThat(span.getName()).isEqualTo("process t.broken");
+            assertThat(span.getParentSpanContext().isValid()).isFalse();
+            assertThat(span.getAttributes().get(OUTCOME)).isEqualTo("success");
         }
     }
 }

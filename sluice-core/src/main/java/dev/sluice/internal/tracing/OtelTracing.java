@@ -153,6 +153,16 @@ final class OtelTracing implements Tracing {
 
         @Override
         public ProcessSpan start(long id, int attempt, Map<String, String> headers) {
+            try {
+                return startSpan(id, attempt, headers);
+            } catch (RuntimeException e) {
+                // The SDK never throws here, but the OpenTelemetry is the application's: a broken one costs the span,
+                // never the delivery (whose bookkeeping runs after this call).
+                return NoTracing.INSTANCE;
+            }
+        }
+
+        private ProcessSpan startSpan(long id, int attempt, Map<String, String> headers) {
             Context producer = extract(headers);
             SpanBuilder b = tracer.spanBuilder(name).setSpanKind(SpanKind.CONSUMER).setAllAttributes(attributes)
                     .setAttribute(MESSAGE_ID, Long.toString(id)).setAttribute(ATTEMPT, (long) attempt);
