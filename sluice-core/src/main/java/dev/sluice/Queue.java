@@ -52,7 +52,7 @@ public final class Queue<T> {
         this.payloadType = payloadType;
         this.options = options;
         this.serde = Serde.forType(payloadType);
-        this.encoder = new JobEncoder<>(serde, options);
+        this.encoder = new JobEncoder<>(serde, options, sluice.engine().settings().tracing()); // trace headers: docs/tracing.md
     }
 
     /** The queue's name as given to the handle. */

@@ -47,7 +47,7 @@ public final class Sluice implements AutoCloseable {
                 b.schedulerThreads, b.handlerThreads,
                 (stream, serde) -> stream(stream).producer(ProducerConfig.defaults().withSerde(serde)),
                 new dev.sluice.internal.Engine.Settings(b.maintenance, b.fleetLease, b.maintenanceInterval, b.instanceLogRetention,
-                        b.meterRefresh, b.ambient),
+                        b.meterRefresh, dev.sluice.internal.tracing.Tracing.of(b.openTelemetry, b.consumerSpans), b.ambient),
                 dev.sluice.internal.metrics.Meters.of(b.meterRegistry));
     }
 
@@ -233,6 +233,9 @@ public final class Sluice implements AutoCloseable {
         private Object meterRegistry;
         private java.time.Duration meterRefresh = DEFAULT_METER_REFRESH;
         private AmbientTransaction ambient = AmbientTransaction.NONE;
+        /** An {@code io.opentelemetry.api.OpenTelemetry}, or null: typed Object so no OpenTelemetry class loads without one. */
+        private Object openTelemetry;
+        private SpanRelation consumerSpans = SpanRelation.CHILD;
 
         private Builder() {
         }
@@ -404,6 +407,29 @@ public final class Sluice implements AutoCloseable {
          */
         public Builder ambientTransaction(AmbientTransaction ambient) {
             this.ambient = Objects.requireNonNull(ambient, "ambient");
+            return this;
+        }
+
+        /**
+         * Traces through {@code openTelemetry} (docs/tracing.md): a produce or enqueue made while a span is current writes
+         * that span's context into the message's or job's headers (W3C {@code traceparent} and {@code tracestate} with the
+         * usual propagators; a header the caller set itself is kept), and every delivery and job attempt runs its handler
+         * in a {@code CONSUMER} span {@code process <stream or queue>} related to it as {@link #consumerSpans} says, with
+         * the messaging attributes ({@code messaging.system = sluice}, destination, message id, group, attempt, outcome).
+         * Without it (the default) nothing is traced and OpenTelemetry need not be on the classpath.
+         */
+        public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry openTelemetry) {
+            this.openTelemetry = Objects.requireNonNull(openTelemetry, "openTelemetry");
+            return this;
+        }
+
+        /**
+         * How a handler's span relates to the producer's context read from the headers (default
+         * {@link SpanRelation#CHILD}: one trace spans producer and consumer; {@link SpanRelation#LINK}: a new trace with
+         * a link to the producer's span). Used with {@link #openTelemetry}.
+         */
+        public Builder consumerSpans(SpanRelation relation) {
+            this.consumerSpans = Objects.requireNonNull(relation, "relation");
             return this;
         }
 

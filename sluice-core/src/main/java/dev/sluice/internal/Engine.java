@@ -62,16 +62,18 @@ public final class Engine implements AutoCloseable {
     private final dev.sluice.internal.metrics.MeterRefresh meterRefresh; // the gauges' refresh; null without a registry
 
     /**
-     * The fleet, maintenance, meter and transaction settings of a client.
+     * The fleet, maintenance, meter, tracing and transaction settings of a client.
      * @param maintenance         whether the client competes for the schema's manager
      * @param fleetLease          how long a fleet instance stays live without a heartbeat (beats every third of it)
      * @param maintenanceInterval how often the manager runs a maintenance pass
      * @param snapshotRetention   how long instance snapshots are kept past their recorded expiry
-     * @param meterRefresh        how often the gauges' figures are read (with a registry); {@code ambient}: the caller's
-     *                            transaction that produce and enqueue join (AmbientTransaction.NONE for none)
+     * @param meterRefresh        how often the gauges' figures are read (with a registry)
+     * @param tracing             the trace headers and handler spans (no-ops without OpenTelemetry; docs/tracing.md)
+     * @param ambient             the caller's transaction that produce and enqueue join (AmbientTransaction.NONE)
      */
     public record Settings(boolean maintenance, java.time.Duration fleetLease, java.time.Duration maintenanceInterval,
-                           java.time.Duration snapshotRetention, java.time.Duration meterRefresh, dev.sluice.AmbientTransaction ambient) {
+                           java.time.Duration snapshotRetention, java.time.Duration meterRefresh,
+                           dev.sluice.internal.tracing.Tracing tracing, dev.sluice.AmbientTransaction ambient) {
     }
 
     /**
@@ -347,7 +349,8 @@ public final class Engine implements AutoCloseable {
                                               dev.sluice.ConsumeOptions options) {
         GroupRegistry.GroupRef ref = groupRegistry.resolve(stream, group);
         java.util.Set<Integer> accept = ref.config().acceptVersions().isEmpty()
-                ? (payloadType == byte[].class ? null : java.util.Set.of(schemaVersionOf(payloadType)))
+                ? (payloadType == byte[].class ? null
+                        : java.util.Set.of(dev.sluice.internal.produce.MessageEncoder.schemaVersionOf(payloadType)))
                 : ref.config().acceptVersions();
         dev.sluice.internal.fleet.PartGate gate = new dev.sluice.internal.fleet.PartGate();
         dev.sluice.Serde<T> serde = dev.sluice.Serde.forType(payloadType);
@@ -358,13 +361,14 @@ public final class Engine implements AutoCloseable {
             dev.sluice.internal.consume.PartitionConsumer<T> p = new dev.sluice.internal.consume.PartitionConsumer<>(db, schema,
                     ref, handler, options, serde, accept, this::session, runtime, gate,
                     change -> new ShardBuckets(shardLeases.join(ref.groupId(), ref.config().partitions(), gate::instanceId, change)),
-                    meters.consumer(ref.streamName(), ref.groupName()));
+                    meters.consumer(ref.streamName(), ref.groupName()), settings.tracing().consumer(ref.streamName(), ref.groupName()));
             consumer = p;
             start = p::start;
             onClose = p::onClose;
         } else {
             dev.sluice.internal.consume.GroupConsumer<T> g = new dev.sluice.internal.consume.GroupConsumer<>(db, schema, ref,
-                    handler, options, serde, accept, this::session, runtime, gate, meters.consumer(ref.streamName(), ref.groupName()));
+                    handler, options, serde, accept, this::session, runtime, gate, meters.consumer(ref.streamName(), ref.groupName()),
+                    settings.tracing().consumer(ref.streamName(), ref.groupName()));
             consumer = g;
             start = g::start;
             onClose = g::onClose;
@@ -403,7 +407,7 @@ public final class Engine implements AutoCloseable {
                 options, maxResultBytes, options.wakeups() ? this::session : null, clientId, runtime, () -> {
                     untrack(self.get());
                     gate.leave();
-                }, gate, meters.worker(queue));
+                }, gate, meters.worker(queue), settings.tracing().worker(queue));
         self.set(w);
         track(w); // closes w again when refused
         gate.set(join(dev.sluice.internal.fleet.WorkerKey.queue(queue), w));
@@ -419,7 +423,7 @@ public final class Engine implements AutoCloseable {
         java.util.concurrent.atomic.AtomicReference<dev.sluice.Producer<T>> self = new java.util.concurrent.atomic.AtomicReference<>();
         dev.sluice.Producer<T> p = new dev.sluice.internal.produce.DefaultProducer<>(db, streamCatalog, schema, stream,
                 payloadType, config, maintenance(), () -> untrack(self.get()), this::committedLocally,
-                meters.producer(stream), settings.ambient());
+                meters.producer(stream), settings.tracing(), settings.ambient());
         self.set(p);
         track(p); // closes p again when refused
         return p;
@@ -463,12 +467,6 @@ public final class Engine implements AutoCloseable {
     /** Fenced reads of a stream's log (the reader keeps no state). */
     public dev.sluice.internal.consume.LogReader logReader() {
         return logReader;
-    }
-
-    /** The payload type's schema version ({@link dev.sluice.SchemaVersion}, 1 without it). */
-    private static int schemaVersionOf(Class<?> type) {
-        dev.sluice.SchemaVersion v = type.getAnnotation(dev.sluice.SchemaVersion.class);
-        return v == null ? 1 : v.value();
     }
 
     /**

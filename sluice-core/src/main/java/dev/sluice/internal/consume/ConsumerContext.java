@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What every part of one running consumption shares: the group, its statement owners, this consumer's lease
- * token and lease length, its options, counters (and the group's meters), and a rate-limited warning.
+ * token and lease length, its options, counters (and the group's meters), its spans, and a rate-limited warning.
  */
 final class ConsumerContext {
     static final Logger log = LoggerFactory.getLogger(GroupConsumer.class);
@@ -26,10 +26,14 @@ final class ConsumerContext {
     final UUID token = UUID.randomUUID();
     final double leaseSeconds;
     final ConsumerStats stats;
+    /** The spans deliveries run their handler in (no-ops without OpenTelemetry; docs/tracing.md). */
+    final dev.sluice.internal.tracing.ProcessSpans spans;
     private volatile long lastWarn;
 
-    ConsumerContext(Db db, GroupRef g, ConsumeOptions o, dev.sluice.internal.metrics.DeliveryMeters meters) {
+    ConsumerContext(Db db, GroupRef g, ConsumeOptions o, dev.sluice.internal.metrics.DeliveryMeters meters,
+                    dev.sluice.internal.tracing.ProcessSpans spans) {
         this.db = db;
+        this.spans = spans;
         this.stats = new ConsumerStats(meters);
         this.g = g;
         this.sql = ConsumeSql.of(g.tables());

@@ -6,12 +6,15 @@ import dev.sluice.Handler;
 import dev.sluice.Message;
 import dev.sluice.Outcome;
 import dev.sluice.Serde;
+import dev.sluice.internal.text.Headers;
+import dev.sluice.internal.tracing.ProcessSpan;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -26,6 +29,8 @@ final class Delivery<T> {
     private final Handler<T> handler;
     private final Serde<T> serde;
     private final Set<Integer> accept;
+    /** The group's attempts: a retry on this attempt or later is a dead letter (as {@link Outcomes#decide} rules). */
+    private final int maxAttempts;
     private volatile Bindings bindings;
     private volatile long bindingsValidThrough;
 
@@ -34,6 +39,7 @@ final class Delivery<T> {
         this.handler = handler;
         this.serde = serde;
         this.accept = accept;
+        this.maxAttempts = ctx.g.config().retry().maxAttempts();
     }
 
     /** Whether the message needs no delivery (counted by reason). */
@@ -53,23 +59,31 @@ final class Delivery<T> {
         return false;
     }
 
-    /** Decodes and runs the handler (timed in {@code sluice.handler}); a throw is a retry, an undecodable payload is terminal. */
+    /**
+     * Decodes and runs the handler (timed in {@code sluice.handler}) in the delivery's span (docs/tracing.md), current
+     * while it runs; a throw is a retry, an undecodable payload is terminal.
+     */
     Outcome deliver(Fetched f, int attempt, int delays) {
+        Map<String, String> headers = Headers.decode(f.headersJson());
+        ProcessSpan span = ctx.spans.start(f.id(), attempt, headers);
         Message<T> m;
         try {
-            m = decode(f, attempt, delays);
+            m = decode(f, headers, attempt, delays);
         } catch (Exception e) {
-            return undecodable(f, e);
+            return ended(span, undecodable(f, e), attempt);
         }
         long start = System.nanoTime();
-        try {
-            Outcome out = handler.handle(m);
-            return out == null ? Outcome.success() : out;
+        Outcome out;
+        try (ProcessSpan.Entered entered = span.enter()) {
+            Outcome o = handler.handle(m);
+            out = o == null ? Outcome.success() : o;
         } catch (Throwable e) {
-            return thrown(f, e);
+            span.thrown(e);
+            out = thrown(f, e);
         } finally {
             ctx.stats.meters.handled(System.nanoTime() - start);
         }
+        return ended(span, out, attempt);
     }
 
     /** Whether the handler's outcomes arrive later ({@link AsyncHandler}): a parallel range then starts each message without a thread. */
@@ -79,38 +93,51 @@ final class Delivery<T> {
 
     /**
      * Starts the message on the {@link AsyncHandler} and gives its outcome to {@code done} once the stage completes
-     * (on the completing thread; at once when it cannot start). The rules of {@link #deliver}.
+     * (on the completing thread; at once when it cannot start). The rules of {@link #deliver}; the span is current only
+     * while {@code start} runs, and ends when the outcome arrives.
      */
     void deliverLater(Fetched f, int attempt, java.util.function.Consumer<Outcome> done) {
+        Map<String, String> headers = Headers.decode(f.headersJson());
+        ProcessSpan span = ctx.spans.start(f.id(), attempt, headers);
         Message<T> m;
         try {
-            m = decode(f, attempt, 0);
+            m = decode(f, headers, attempt, 0);
         } catch (Exception e) {
-            done.accept(undecodable(f, e));
+            done.accept(ended(span, undecodable(f, e), attempt));
             return;
         }
         long start = System.nanoTime();
         java.util.concurrent.CompletionStage<Outcome> stage;
-        try {
+        try (ProcessSpan.Entered entered = span.enter()) {
             stage = ((AsyncHandler<T>) handler).start(m);
         } catch (Throwable e) {
             ctx.stats.meters.handled(System.nanoTime() - start);
-            done.accept(thrown(f, e));
+            span.thrown(e);
+            done.accept(ended(span, thrown(f, e), attempt));
             return;
         }
         stage.whenComplete((out, e) -> {
             ctx.stats.meters.handled(System.nanoTime() - start);
             Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-            done.accept(cause != null ? thrown(f, cause) : out == null ? Outcome.success() : out);
+            if (cause != null) {
+                span.thrown(cause);
+            }
+            done.accept(ended(span, cause != null ? thrown(f, cause) : out == null ? Outcome.success() : out, attempt));
         });
     }
 
+    /** Ends the delivery's span with its outcome (a retry on the last attempt is a dead letter) and returns it. */
+    private Outcome ended(ProcessSpan span, Outcome out, int attempt) {
+        span.delivered(out, attempt >= maxAttempts);
+        return out;
+    }
+
     /** The message for the handler, counted as delivered; throws what the serde threw for an undecodable payload. */
-    private Message<T> decode(Fetched f, int attempt, int delays) throws Exception {
+    private Message<T> decode(Fetched f, Map<String, String> headers, int attempt, int delays) throws Exception {
         ctx.stats.delivered.increment();
         T payload = serde.deserialize(f.payload());
-        return new Message<>(f.id(), payload, f.messageKey(), f.routingKey(), dev.sluice.internal.text.Headers.decode(f.headersJson()),
-                attempt, delays, f.createdAt(), f.schemaVersion());
+        return new Message<>(f.id(), payload, f.messageKey(), f.routingKey(), headers, attempt, delays, f.createdAt(),
+                f.schemaVersion());
     }
 
     private static Outcome undecodable(Fetched f, Exception e) {

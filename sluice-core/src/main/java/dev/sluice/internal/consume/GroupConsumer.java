@@ -94,9 +94,10 @@ public final class GroupConsumer<T> implements Consumption {
     /** Builds the consumption; nothing runs until {@link #start()}. */
     public GroupConsumer(Db db, String schema, GroupRef g, Handler<T> handler, ConsumeOptions o, Serde<T> serde,
                          Set<Integer> accept, java.util.function.Supplier<ClientSession> sessions, ClientRuntime runtime,
-                         dev.sluice.internal.runtime.WorkGate gate, dev.sluice.internal.metrics.DeliveryMeters meters) {
+                         dev.sluice.internal.runtime.WorkGate gate, dev.sluice.internal.metrics.DeliveryMeters meters,
+                         dev.sluice.internal.tracing.ProcessSpans spans) {
         this.gate = gate;
-        this.ctx = new ConsumerContext(db, g, o, meters);
+        this.ctx = new ConsumerContext(db, g, o, meters, spans);
         this.o = o;
         this.ties = new SessionTies(ctx, schema, sessions);
         this.settle = new SettleWait(o.pollInterval().toMillis());

@@ -98,8 +98,9 @@ public final class PartitionConsumer<T> implements Consumption {
      */
     public PartitionConsumer(Db db, String schema, GroupRef g, Handler<T> handler, ConsumeOptions o, Serde<T> serde,
                              Set<Integer> accept, java.util.function.Supplier<ClientSession> sessions, ClientRuntime runtime,
-                             WorkGate gate, Function<Runnable, BucketLeases> join, dev.sluice.internal.metrics.DeliveryMeters meters) {
-        this.ctx = new ConsumerContext(db, g, o, meters);
+                             WorkGate gate, Function<Runnable, BucketLeases> join, dev.sluice.internal.metrics.DeliveryMeters meters,
+                             dev.sluice.internal.tracing.ProcessSpans spans) {
+        this.ctx = new ConsumerContext(db, g, o, meters, spans);
         this.o = o;
         this.gate = gate;
         this.ties = new SessionTies(ctx, schema, sessions);

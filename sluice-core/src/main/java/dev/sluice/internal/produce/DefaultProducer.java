@@ -54,7 +54,8 @@ public final class DefaultProducer<T> implements Producer<T> {
     @SuppressWarnings("unchecked")
     public DefaultProducer(Db db, StreamCatalog catalog, String schema, String streamName, Class<T> payloadType,
                            ProducerConfig config, Executor background, Runnable onClose, LongConsumer committed,
-                           dev.sluice.internal.metrics.ProducerMeters meters, AmbientTransaction ambient) {
+                           dev.sluice.internal.metrics.ProducerMeters meters, dev.sluice.internal.tracing.Tracing tracing,
+                           AmbientTransaction ambient) {
         this.db = db;
         this.ambient = Objects.requireNonNull(ambient, "ambient");
         this.meters = meters;
@@ -66,7 +67,7 @@ public final class DefaultProducer<T> implements Producer<T> {
         this.onClose = onClose;
         this.committed = committed;
         Serde<T> serde = config.serde() != null ? (Serde<T>) config.serde() : Serde.forType(payloadType);
-        this.encoder = new MessageEncoder<>(serde, payloadType);
+        this.encoder = new MessageEncoder<>(serde, payloadType, tracing); // trace headers: docs/tracing.md
         this.batcher = new Batcher(streamName, config.maxBatchSize(), config.maxInFlight(), new Batcher.Bounds(
                 config.maxBufferedMessages(), config.maxBufferedBytes(), config.bufferTimeout()), this::flush);
     }

@@ -23,15 +23,29 @@ public final class MessageEncoder<T> {
 
     private final Serde<T> serde;
     private final int schemaVersion;
+    /** Adds the caller's trace context to the headers (docs/tracing.md); no-op without OpenTelemetry. */
+    private final dev.sluice.internal.tracing.Tracing tracing;
 
+    /** An encoder that writes the headers as given (no tracing: tools, schedule fires). */
     public MessageEncoder(Serde<T> serde, Class<T> payloadType) {
+        this(serde, payloadType, dev.sluice.internal.tracing.NoTracing.INSTANCE);
+    }
+
+    /** An encoder of a client's producer: {@code tracing} adds the producing thread's trace context to the headers. */
+    public MessageEncoder(Serde<T> serde, Class<T> payloadType, dev.sluice.internal.tracing.Tracing tracing) {
         this.serde = serde;
-        SchemaVersion v = payloadType.getAnnotation(SchemaVersion.class);
-        this.schemaVersion = v == null ? 1 : v.value();
+        this.tracing = tracing;
+        this.schemaVersion = schemaVersionOf(payloadType);
         if (schemaVersion < 1) {
             throw new SluiceException(ErrorCode.INVALID_OPTIONS, "@SchemaVersion on " + payloadType.getName()
                     + " must be at least 1 (got " + schemaVersion + ")");
         }
+    }
+
+    /** The payload type's schema version ({@link SchemaVersion}, 1 without it; not checked here). */
+    public static int schemaVersionOf(Class<?> type) {
+        SchemaVersion v = type.getAnnotation(SchemaVersion.class);
+        return v == null ? 1 : v.value();
     }
 
     public int schemaVersion() {
@@ -65,7 +79,7 @@ public final class MessageEncoder<T> {
             throw new SluiceException(ErrorCode.INVALID_OPTIONS, "compaction needs a message key (the compaction identity)");
         }
         return new Encoded(bytes, serde.contentType(), schemaVersion, o.messageKey(), o.routingKey(),
-                dev.sluice.internal.text.Headers.encode(o.headers()), optionsJson(o), o.compactionRank(), idempotencyUuid(o.idempotencyKey()));
+                tracing.encodeHeaders(o.headers()), optionsJson(o), o.compactionRank(), idempotencyUuid(o.idempotencyKey()));
     }
 
     /** The name-based uuid an idempotency key is stored as. */

@@ -33,6 +33,8 @@ public final class ClaimedJob<T> implements JobHandle<T> {
     private volatile boolean cancelled;
     private volatile boolean resolved;
     private volatile boolean decoded;
+    /** How the attempt ended, once counted (the worker's span reads it); null while unresolved. */
+    private volatile JobOutcome outcome;
     private T payload;
 
     /** A handle on a claimed row; {@code serde} decodes the payload on first use; results up to {@code maxResultBytes}. */
@@ -232,17 +234,24 @@ public final class ClaimedJob<T> implements JobHandle<T> {
 
     /** Counts the worker's ack of this attempt: {@code deleted} false when the claim was lost. */
     void acked(boolean deleted) {
-        meters.count(deleted ? JobOutcome.ACK : JobOutcome.LOST);
+        outcome = deleted ? JobOutcome.ACK : JobOutcome.LOST;
+        meters.count(outcome);
+    }
+
+    /** How the attempt ended as counted in the meters, or null while it is not (yet) resolved. */
+    JobOutcome outcome() {
+        return outcome;
     }
 
     /** Counts a settle (retry, fail, terminal) by what it did, and says whether it changed the job. */
     private boolean settled(JobStore.Settled s, JobOutcome pending, JobOutcome dead) {
-        meters.count(switch (s) {
+        outcome = switch (s) {
             case PENDING -> pending;
             case DEAD -> dead;
             case CANCELLED -> JobOutcome.CANCELLED;
             case REFUSED -> JobOutcome.LOST;
-        });
+        };
+        meters.count(outcome);
         return s != JobStore.Settled.REFUSED;
     }
 

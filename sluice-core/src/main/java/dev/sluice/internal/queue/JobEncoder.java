@@ -26,10 +26,18 @@ public final class JobEncoder<T> {
     private final Serde<T> serde;
     private final int maxPayloadBytes;
     private final EncodedJob.Stamps stamps;
+    /** Adds the caller's trace context to the headers (docs/tracing.md); no-op without OpenTelemetry. */
+    private final dev.sluice.internal.tracing.Tracing tracing;
 
-    /** An encoder for one queue handle: its serde, its payload limit and the options it stamps. */
+    /** An encoder for one queue handle: its serde, its payload limit and the options it stamps (no tracing). */
     public JobEncoder(Serde<T> serde, QueueOptions options) {
+        this(serde, options, dev.sluice.internal.tracing.NoTracing.INSTANCE);
+    }
+
+    /** As {@link #JobEncoder(Serde, QueueOptions)}; {@code tracing} adds the enqueuing thread's trace context. */
+    public JobEncoder(Serde<T> serde, QueueOptions options, dev.sluice.internal.tracing.Tracing tracing) {
         this.serde = serde;
+        this.tracing = tracing;
         this.maxPayloadBytes = options.maxPayloadBytes();
         this.stamps = new EncodedJob.Stamps(options.visibilityTimeout().toNanos(), options.maxAttempts(),
                 options.backoffBase().toNanos(), options.maxBackoff().toNanos(), options.deadLetterRetention().toNanos(),
@@ -58,7 +66,7 @@ public final class JobEncoder<T> {
         }
         checkKey(o.uniqueKey());
         long[] parents = parents(o);
-        String headers = dev.sluice.internal.text.Headers.encode(o.headers());
+        String headers = tracing.encodeHeaders(o.headers());
         byte[] bytes;
         try {
             bytes = serde.serialize(payload);

@@ -71,6 +71,8 @@ public final class QueueWorker<T> implements Worker {
     private final int maxResultBytes;
     /** The queue's meters (no-ops without a registry): how attempts ended, the handler's time. */
     private final dev.sluice.internal.metrics.JobMeters meters;
+    /** The spans attempts run their handler in (no-ops without OpenTelemetry; docs/tracing.md). */
+    private final dev.sluice.internal.tracing.ProcessSpans spans;
 
     /** The claim loop, on the client's shared scheduler. */
     private final PollLoop loop;
@@ -108,9 +110,10 @@ public final class QueueWorker<T> implements Worker {
     public QueueWorker(JobStore store, String queue, Serde<T> serde, JobHandler<T> handler, WorkOptions o,
                        int maxResultBytes, java.util.function.Supplier<ClientSession> sessions, String clientId,
                        ClientRuntime runtime, Runnable onClose, dev.sluice.internal.runtime.WorkGate gate,
-                       dev.sluice.internal.metrics.JobMeters meters) {
+                       dev.sluice.internal.metrics.JobMeters meters, dev.sluice.internal.tracing.ProcessSpans spans) {
         this.gate = gate;
         this.meters = meters;
+        this.spans = spans;
         this.maxResultBytes = maxResultBytes;
         this.store = store;
         this.queue = queue;
@@ -332,7 +335,8 @@ public final class QueueWorker<T> implements Worker {
         if (!r.taken.compareAndSet(false, true)) {
             return; // the drain took it (and gives it back)
         }
-        try {
+        dev.sluice.internal.tracing.ProcessSpan span = spans.start(h.id(), h.attempt(), h.headers());
+        try (dev.sluice.internal.tracing.ProcessSpan.Entered entered = span.enter()) { // current while the handler runs
             try {
                 h.payload();
             } catch (SluiceException e) {
@@ -363,6 +367,7 @@ public final class QueueWorker<T> implements Worker {
                 });
             }
         } catch (Throwable e) {
+            span.thrown(e);
             if (e instanceof Error && !(e instanceof AssertionError) && !(e instanceof StackOverflowError)) {
                 log.error("job handler threw an Error: queue={} job={}", queue, h.id(), e);
             }
@@ -376,6 +381,7 @@ public final class QueueWorker<T> implements Worker {
                 }
             }
         } finally {
+            span.jobEnded(h.outcome()); // null: unresolved, the batched ack follows
             inflight.remove(h.id());
             JobStore.Claimed again = deferred.remove(h.id());
             if (again != null && running) {
