@@ -38,6 +38,10 @@ final class AnnotationValues {
         if (v == null) {
             return null;
         }
+        if (v.contains("${")) {
+            // The context's resolver leaves an unknown placeholder as it is; a name or value with one is a mistake.
+            throw invalid(attribute, "has an unresolved placeholder ('" + echo(v) + "'): define the property", null);
+        }
         v = v.trim();
         return v.isEmpty() ? null : v;
     }
@@ -51,7 +55,7 @@ final class AnnotationValues {
         try {
             return dev.sluice.Sluice.validateName(attribute, v);
         } catch (SluiceException e) {
-            throw invalid(attribute, e.problem(), e);
+            throw error(where, e.problem(), e);
         }
     }
 
