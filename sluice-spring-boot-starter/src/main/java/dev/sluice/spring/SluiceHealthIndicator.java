@@ -17,9 +17,9 @@ import org.springframework.boot.health.contributor.Status;
  * <ul>
  *   <li>DOWN: the database does not answer within {@code sluice.health.timeout}, the schema is newer than this code or
  *   tampered with (NEWER, CHECKSUM_MISMATCH), or a listener's consumption or worker stopped while the context runs.</li>
- *   <li>OUT_OF_SERVICE: the schema lacks migrations (PENDING) and {@code sluice.auto-migrate} is off: nothing this
- *   instance does is wrong, but it cannot work until an operator runs {@code sluice migrate up}. With auto-migrate on,
- *   PENDING is reported as a detail (the next registration migrates).</li>
+ *   <li>OUT_OF_SERVICE: the schema lacks migrations (PENDING) or is not installed, and {@code sluice.auto-migrate} is
+ *   off: nothing this instance does is wrong, but it cannot work until an operator runs {@code sluice migrate up}.
+ *   With auto-migrate on, both are UP with the state as a detail (the next registration installs or migrates).</li>
  *   <li>{@link #DEGRADED}: a consumer group's lag (from the manager's newest metric snapshots) is above
  *   {@code sluice.health.lag-threshold}.</li>
  *   <li>UP otherwise.</li>
@@ -53,6 +53,12 @@ public class SluiceHealthIndicator implements HealthIndicator {
         details.put("schema", schema);
         Map<String, Boolean> status = listeners == null ? Map.of() : listeners.status();
         details.put("listeners", status);
+        // Listed before the database is asked, so a failed probe still names them.
+        List<String> stopped = listeners == null || !listeners.started() ? List.of()
+                : status.entrySet().stream().filter(en -> !en.getValue()).map(Map.Entry::getKey).toList();
+        if (!stopped.isEmpty()) {
+            details.put("stoppedListeners", stopped);
+        }
         final SluiceProbe.Result r;
         try {
             r = probe.probe();
@@ -77,19 +83,21 @@ public class SluiceHealthIndicator implements HealthIndicator {
                     result = Status.DOWN;
                     details.put("migrationProblem", m.scope() + " " + m.name() + ": " + m.state());
                 }
-                case PENDING -> {
+                case PENDING, NOT_INSTALLED -> {
+                    // With auto-migrate the next registration installs or migrates; without it the client refuses
+                    // to work (SLU-0200 and kin) until an operator migrates: out of service, not broken.
                     if (!properties.isAutoMigrate() && result != Status.DOWN) {
                         result = Status.OUT_OF_SERVICE;
                     }
-                    details.put("migrationsPending", true);
+                    if (m.state() == MigrationStatus.State.PENDING) {
+                        details.put("migrationsPending", true);
+                    }
                 }
                 default -> {
                 }
             }
         }
-        List<String> stopped = status.entrySet().stream().filter(en -> !en.getValue()).map(Map.Entry::getKey).toList();
-        if (!stopped.isEmpty() && listeners.started()) {
-            details.put("stoppedListeners", stopped);
+        if (!stopped.isEmpty()) {
             result = Status.DOWN;
         }
         Map<String, Long> lagging = new LinkedHashMap<>();
