@@ -24,6 +24,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.transaction.annotation.Transactional;
 
 /** Annotated listeners and jobs receive, retry, dead-letter and resolve placeholders. */
 @SpringBootTest(classes = ListenerTest.App.class, properties = {"test.stream=orders", "test.group=audit"})
@@ -86,6 +87,33 @@ class ListenerTest {
         }
     }
 
+    /**
+     * A {@code @Transactional} listener (a CGLIB proxy): what it produces joins its transaction, so the failed first
+     * attempt's message rolls back and only the retry's is kept.
+     */
+    static class Relay {
+        final Sluice sluice;
+        final AtomicInteger calls = new AtomicInteger();
+
+        Relay(Sluice sluice) {
+            this.sluice = sluice;
+        }
+
+        /** Through a method: the test holds the proxy, whose own fields are empty. */
+        public int calls() {
+            return calls.get();
+        }
+
+        @Transactional
+        @SluiceListener(stream = "relay-in", group = "relay", initialBackoff = "10ms", maxBackoff = "50ms")
+        public void relay(String text) {
+            sluice.stream("relay-out", String.class).producer().produce("relayed " + text);
+            if (calls.incrementAndGet() == 1) {
+                throw new IllegalStateException("the first attempt fails after producing");
+            }
+        }
+    }
+
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class App {
@@ -93,12 +121,19 @@ class ListenerTest {
         Listeners listeners() {
             return new Listeners();
         }
+
+        @Bean
+        Relay relay(Sluice sluice) {
+            return new Relay(sluice);
+        }
     }
 
     @Autowired
     Sluice sluice;
     @Autowired
     Listeners listeners;
+    @Autowired
+    Relay relay;
 
     @Test
     void everyShapeOfListenerReceivesTheMessage() {
@@ -143,5 +178,16 @@ class ListenerTest {
         sluice.queue("emails", String.class).enqueue("ada@example.com");
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(listeners.jobs).containsExactly("ada@example.com"));
         assertThat(listeners.jobAttempts).containsExactly(1);
+    }
+
+    @Test
+    void aTransactionalListenerIsCalledThroughItsProxyAndWhatItProducesJoinsItsTransaction() {
+        assertThat(org.springframework.aop.support.AopUtils.isAopProxy(relay)).isTrue();
+        sluice.stream("relay-out").register();
+        sluice.stream("relay-in", String.class).producer().produce("x");
+        await().atMost(Duration.ofSeconds(20)).until(() -> relay.calls() >= 2);
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(sluice.stream("relay-out")
+                .read(0, 100, Duration.ofSeconds(5)).stream().map(m -> new String(m.payload(), java.nio.charset.StandardCharsets.UTF_8)))
+                .containsExactly("relayed x"));
     }
 }
