@@ -15,6 +15,7 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
@@ -38,10 +39,15 @@ public class SluiceEmbeddedAutoConfiguration {
     /** The embedded server, stopped when the context closes (after the pool and the client that use it). */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public EmbeddedPostgresServer sluiceEmbeddedPostgres(SluiceProperties properties) {
+    public EmbeddedPostgresServer sluiceEmbeddedPostgres(SluiceProperties properties, Environment environment) {
         SluiceProperties.Embedded e = properties.getEmbedded();
         EmbeddedPostgresServer server = e.getDataDirectory() == null ? EmbeddedPostgresServer.startTemporary()
                 : EmbeddedPostgresServer.start(e.getDataDirectory().toAbsolutePath(), e.getPort());
+        if (environment.getProperty("spring.main.register-shutdown-hook", Boolean.class, true)) {
+            // The context's own shutdown hook closes this server after the listeners drained and the client closed;
+            // the server's hook would stop the database at the same time, under the draining consumers.
+            server.detachShutdownHook();
+        }
         // The port only: the URL carries the password.
         log.info("sluice: embedded PostgreSQL on 127.0.0.1:{} ({})", server.port(),
                 server.temporary() ? "temporary data directory" : server.dataDirectory());
