@@ -4,6 +4,7 @@ import dev.sluice.AmbientTransaction;
 import java.sql.Connection;
 import java.util.Objects;
 import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -18,8 +19,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * {@code DataSourceTransactionManager}, {@code JdbcTransactionManager} and {@code JpaTransactionManager} all do. The
  * key is the raw DataSource: a {@link TransactionAwareDataSourceProxy} is unwrapped, because the managers bind the
  * target, not the proxy. Outside a transaction {@link #current()} answers {@code null} (and allocates nothing):
- * Sluice then runs its own transaction, as without the starter. A transaction that is active but does not hold the
- * DataSource yet (no statement ran on it) gets the connection bound now, as any JDBC call inside it would.
+ * Sluice then runs its own transaction, as without the starter. So does a transaction that holds no connection of
+ * this DataSource (another DataSource's manager, JTA): it is not one Sluice's writes could be atomic with.
  */
 public final class SpringAmbientTransaction implements AmbientTransaction {
     private final DataSource dataSource;
@@ -48,6 +49,12 @@ public final class SpringAmbientTransaction implements AmbientTransaction {
         // A read-only or synchronisation-only scope (PROPAGATION_SUPPORTS without a transaction) is not one:
         // writing there would auto-commit, so Sluice's own transaction is the honest answer.
         if (!TransactionSynchronizationManager.isActualTransactionActive()) {
+            return null;
+        }
+        // Only a transaction that holds a connection of this DataSource is ours to join. A transaction of another
+        // DataSource's manager (or JTA) binds none: DataSourceUtils would bind a fresh auto-commit connection, and
+        // writing there would neither be atomic with the caller's work nor roll back with it.
+        if (!(TransactionSynchronizationManager.getResource(dataSource) instanceof ConnectionHolder)) {
             return null;
         }
         Connection c = DataSourceUtils.getConnection(dataSource);

@@ -174,4 +174,19 @@ class OutboxTest {
         });
         assertThat(events()).contains("created v1");
     }
+
+    @Test
+    void aTransactionOfAnotherDataSourceIsNotJoined() {
+        org.springframework.jdbc.datasource.DriverManagerDataSource other =
+                new org.springframework.jdbc.datasource.DriverManagerDataSource(TestDb.url());
+        TransactionTemplate otherTx = new TransactionTemplate(
+                new org.springframework.jdbc.datasource.DataSourceTransactionManager(other));
+        Producer<String> producer = sluice.stream("order-events", String.class).producer();
+        otherTx.executeWithoutResult(status -> {
+            producer.produce("created x1");
+            status.setRollbackOnly();
+        });
+        // Not that transaction's to roll back: the message committed on its own.
+        assertThat(events()).contains("created x1");
+    }
 }
