@@ -41,6 +41,6 @@ public class OrderController {
     /** A rejected order is the client's problem, told in a sentence of ours (never a database message). */
     @ExceptionHandler(OrderService.OrderRejected.class)
     public ResponseEntity<Map<String, Object>> rejected(OrderService.OrderRejected e) {
-        return ResponseEntity.status(HttpStatus.UNPROCESSABLE_ENTITY).body(Map.of("error", e.getMessage()));
+        return ResponseEntity.status(HttpStatus.UNPROCESSABLE_CONTENT).body(Map.of("error", e.getMessage()));
     }
 }
