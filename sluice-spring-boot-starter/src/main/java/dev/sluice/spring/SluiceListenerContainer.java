@@ -36,10 +36,11 @@ public class SluiceListenerContainer implements SmartLifecycle {
     private final boolean enabled;
     private final ConsumeOptions consumeDefaults;
     private final WorkOptions workDefaults;
-    private final Map<ListenerEndpoint, AutoCloseable> running = new LinkedHashMap<>();
+    /** A list, not a map: an endpoint holds the bean, whose equals and hashCode are the application's. */
+    private final List<Map.Entry<ListenerEndpoint, AutoCloseable>> running = new ArrayList<>();
     private volatile boolean started;
     /** What {@link #status()} reads without the lock, which a drain holds for up to its shutdown timeout. */
-    private volatile Map<ListenerEndpoint, AutoCloseable> view = Map.of();
+    private volatile List<Map.Entry<ListenerEndpoint, AutoCloseable>> view = List.of();
 
     /**
      * A container over the endpoints {@code endpoints} found; the defaults are checked now, so an out-of-range
@@ -65,10 +66,10 @@ public class SluiceListenerContainer implements SmartLifecycle {
         }
         try {
             for (ListenerEndpoint e : endpoints.endpoints()) {
-                running.put(e, e.kind() == ListenerEndpoint.Kind.STREAM ? consume(e) : work(e));
+                running.add(Map.entry(e, e.kind() == ListenerEndpoint.Kind.STREAM ? consume(e) : work(e)));
                 log.info("sluice: {} started for {}", e.target(), e.description());
             }
-            view = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(running));
+            view = List.copyOf(running);
         } catch (RuntimeException ex) {
             // Half a set of listeners is worse than none: drain what started, then fail the refresh.
             stop();
@@ -166,9 +167,9 @@ public class SluiceListenerContainer implements SmartLifecycle {
     public synchronized void stop() {
         // Closed one after another: each close drains its running handlers (up to its shutdown timeout) while the
         // others' handlers go on finishing on their own threads.
-        List<Map.Entry<ListenerEndpoint, AutoCloseable>> all = new ArrayList<>(running.entrySet());
+        List<Map.Entry<ListenerEndpoint, AutoCloseable>> all = new ArrayList<>(running);
         running.clear();
-        view = Map.of();
+        view = List.of();
         for (Map.Entry<ListenerEndpoint, AutoCloseable> en : all) {
             try {
                 en.getValue().close();
@@ -199,7 +200,10 @@ public class SluiceListenerContainer implements SmartLifecycle {
      */
     public Map<String, Boolean> status() {
         Map<String, Boolean> out = new LinkedHashMap<>();
-        view.forEach((e, c) -> out.put(e.target(), c instanceof Consumption con ? con.running() : ((Worker) c).running()));
+        for (Map.Entry<ListenerEndpoint, AutoCloseable> en : view) {
+            AutoCloseable c = en.getValue();
+            out.put(en.getKey().target(), c instanceof Consumption con ? con.running() : ((Worker) c).running());
+        }
         return out;
     }
 
