@@ -53,6 +53,15 @@ public class SluiceListenerPostProcessor implements BeanPostProcessor, EmbeddedV
 
     /** The method as callable on {@code bean} (the proxy's interface method for a JDK proxy), made accessible. */
     private static Method invocable(Method m, Object bean) {
+        int mod = m.getModifiers();
+        if (AopUtils.isCglibProxy(bean) && !java.lang.reflect.Modifier.isStatic(mod)
+                && (java.lang.reflect.Modifier.isPrivate(mod) || java.lang.reflect.Modifier.isFinal(mod))) {
+            // The subclass proxy cannot override it: called on the proxy it would run without the advice and on the
+            // proxy's own (empty) fields instead of the bean's.
+            throw AnnotationValues.error(m.getDeclaringClass().getSimpleName() + "." + m.getName(),
+                    "is private or final on a proxied bean, which the proxy cannot delegate: make it public (or "
+                            + "protected) and not final", null);
+        }
         final Method invocable;
         try {
             invocable = AopUtils.selectInvocableMethod(m, bean.getClass());

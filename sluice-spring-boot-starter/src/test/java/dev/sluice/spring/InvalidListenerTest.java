@@ -168,6 +168,28 @@ class InvalidListenerTest {
         }
     }
 
+    @Test
+    void aPrivateMethodOnAProxiedBeanIsRefused() {
+        runner.withConfiguration(AutoConfigurations.of(
+                        org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration.class,
+                        org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration.class))
+                .withBean(ProxiedPrivate.class).run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    assertThat(sluiceException(ctx.getStartupFailure()).getMessage()).contains("private or final on a proxied bean");
+                });
+    }
+
+    /** Proxied for its {@code @Transactional} method; its private listener could not be delegated. */
+    static class ProxiedPrivate {
+        @org.springframework.transaction.annotation.Transactional
+        public void work() {
+        }
+
+        @SluiceListener(stream = "s", group = "g")
+        private void handle(String text) {
+        }
+    }
+
     private static SluiceException sluiceException(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (c instanceof SluiceException se && se.code() == ErrorCode.LISTENER_INVALID) {
