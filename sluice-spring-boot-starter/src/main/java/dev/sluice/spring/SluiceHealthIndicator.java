@@ -47,6 +47,7 @@ public class SluiceHealthIndicator implements HealthIndicator {
         this.schema = schema;
     }
 
+    /** Probes the database (bounded) and the listeners; see the class documentation for the statuses. */
     @Override
     public Health health() {
         Map<String, Object> details = new LinkedHashMap<>();

@@ -26,6 +26,7 @@ public class SluiceInfoContributor implements InfoContributor {
         this.schema = schema;
     }
 
+    /** Adds the {@code sluice} entry. */
     @Override
     public void contribute(Info.Builder builder) {
         Map<String, Object> m = new LinkedHashMap<>();

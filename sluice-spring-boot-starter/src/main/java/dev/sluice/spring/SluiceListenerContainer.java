@@ -54,6 +54,7 @@ public class SluiceListenerContainer implements SmartLifecycle {
         this.workDefaults = properties.getWorker().toOptions();
     }
 
+    /** Registers and starts every endpoint; on a failure drains those started and rethrows. */
     @Override
     public synchronized void start() {
         if (started) {
@@ -163,6 +164,7 @@ public class SluiceListenerContainer implements SmartLifecycle {
         return queue.work(handler, o);
     }
 
+    /** Closes (drains) every consumption and worker, one after another. */
     @Override
     public synchronized void stop() {
         // Closed one after another: each close drains its running handlers (up to its shutdown timeout) while the
@@ -180,6 +182,7 @@ public class SluiceListenerContainer implements SmartLifecycle {
         started = false;
     }
 
+    /** Whether {@link #start()} ran and {@link #stop()} did not since. */
     @Override
     public boolean isRunning() {
         return started;

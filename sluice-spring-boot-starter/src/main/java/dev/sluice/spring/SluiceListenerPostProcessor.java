@@ -25,11 +25,13 @@ public class SluiceListenerPostProcessor implements BeanPostProcessor, EmbeddedV
     public SluiceListenerPostProcessor() {
     }
 
+    /** Placeholders and SpEL in annotation values are resolved with the context's resolver. */
     @Override
     public void setEmbeddedValueResolver(StringValueResolver resolver) {
         this.resolver = resolver;
     }
 
+    /** Collects and checks the bean's annotated methods (on its target class); returns the bean unchanged. */
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         Class<?> target = AopUtils.getTargetClass(bean);

@@ -63,6 +63,7 @@ public class SluiceProbe implements AutoCloseable {
         return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /** Stops the probe's thread (a read in progress is interrupted). */
     @Override
     public synchronized void close() {
         if (executor != null) {

@@ -44,6 +44,7 @@ public final class SpringAmbientTransaction implements AmbientTransaction {
         return d;
     }
 
+    /** The current Spring transaction's connection of this DataSource, or {@code null} outside one. */
     @Override
     public Joined current() {
         // A read-only or synchronisation-only scope (PROPAGATION_SUPPORTS without a transaction) is not one:
