@@ -226,6 +226,14 @@ public enum ErrorCode {
                     + "cannot be told apart from an id that never existed. Nothing was written.",
             "Enqueue the child while its parents are live (for example in the same transaction), or let the parents' "
                     + "queue keep runs (QueueOptions.keepRuns) so their success is on record."),
+    LISTENER_INVALID(126, Category.INVALID_INPUT, false,
+            "A Spring @SluiceListener or @SluiceJob method, or a sluice.* property, is not valid.",
+            "The Spring Boot starter checks every annotated listener and job method, and the sluice.* properties, when "
+                    + "the application context starts: a stream listener takes the payload, a Message<T>, or both (payload "
+                    + "first) and returns Outcome or void; a job takes the payload, a JobHandle<T>, or both; every "
+                    + "annotation value (names, policies, durations, counts, after placeholders are resolved) must be in "
+                    + "range. The context did not start; nothing was consumed.",
+            "Correct the method or the value named in the message; the rules and every option are in docs/spring-boot.md."),
 
     // 02xx: migrations and version gates
     DATABASE_OLDER(200, Category.MIGRATION, false,

@@ -260,6 +260,24 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Removes the JVM shutdown hook that stops the server at exit, for an owner that stops it itself, in order, from
+     * a hook of its own: a Spring context closes its clients (draining consumers, which still need the database) and
+     * only then this server, whereas this hook would run at the same time as the context's and stop the database
+     * under it. The owner must then {@link #close()} it; a server left running when the JVM exits is found stale and
+     * stopped by the next start in the same directory. Idempotent.
+     *
+     * @return this server
+     */
+    public EmbeddedPostgresServer detachShutdownHook() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException shuttingDown) {
+            // The JVM is exiting already: the hook runs (or ran) as it would have.
+        }
+        return this;
+    }
+
     /** Stops the server (fast shutdown) and deletes a temporary data directory; idempotent. */
     @Override
     public void close() {
