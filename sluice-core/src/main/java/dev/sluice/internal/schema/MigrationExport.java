@@ -25,7 +25,7 @@ public final class MigrationExport {
      */
     private static final String CHANGELOG = """
             <?xml version="1.0" encoding="UTF-8"?>
-            <!-- Sluice control plane for Liquibase, written by 'sluice migrate sql --format liquibase'.
+            <!-- Sluice control plane for Liquibase, written by Sluice's export (sluice migrate sql, format liquibase).
                  Every file of sluice/ is one released Sluice step; never edit them (Liquibase and Sluice check
                  their checksums). A later Sluice release only adds files. -->
             <databaseChangeLog xmlns="http://www.liquibase.org/xml/ns/dbchangelog"
