@@ -96,7 +96,7 @@ public final class Janitor {
             pass = readPass();
         } catch (RuntimeException e) {
             String error = clean(e.getMessage() == null ? e.toString() : e.getMessage());
-            warn("pass", error);
+            warn("pass", error, false);
             Duration took = Duration.ofNanos(System.nanoTime() - start);
             List<SweepResult> out = new ArrayList<>();
             for (String name : SWEEPS) {
@@ -192,7 +192,14 @@ public final class Janitor {
                             s.name(), s.id(), done[0], done[1]);
                 }
             } catch (RuntimeException e) {
-                tally.fail(s, e);
+                if (!notPermitted(e)) {
+                    tally.fail(s, e);
+                    continue;
+                }
+                // A runtime role may not run DDL: not a failure of the pass. Tried again once the head moves.
+                st.aheadHead = head;
+                tally.skip(s, "this database user may not create log partitions; run 'sluice stream extend-partitions "
+                        + s.name() + " --ahead N' (or 'sluice maintenance run') as the migration role");
             }
         }
     }
@@ -225,7 +232,13 @@ public final class Janitor {
                 tally.removed += new Retention(db, s, st, limits).run(head, pass.now);
             } catch (RuntimeException e) {
                 st.retention = null;
-                tally.fail(s, e);
+                if (notPermitted(e)) {
+                    // Dropping a partition needs the log's owner; the owner's own pass (or the manager's) does it.
+                    tally.skip(s, "this database user may not drop log partitions (it does not own the log); run"
+                            + " 'sluice maintenance run' as the migration role, or let a manager of that role run");
+                } else {
+                    tally.fail(s, e);
+                }
             }
         }
     }
@@ -340,9 +353,18 @@ public final class Janitor {
         }
         String error = tally.error();
         if (error != null) {
-            warn(name, error);
+            warn(name, error, false);
         }
-        return new SweepResult(name, tally.removed, Duration.ofNanos(System.nanoTime() - start), error);
+        String skipped = tally.skipped();
+        if (skipped != null) {
+            warn(name, skipped, true);
+        }
+        return new SweepResult(name, tally.removed, Duration.ofNanos(System.nanoTime() - start), error, skipped);
+    }
+
+    /** Whether a failure is PostgreSQL refusing a privilege (42501) rather than something a retry may fix. */
+    private static boolean notPermitted(RuntimeException e) {
+        return e instanceof dev.sluice.SluiceException se && se.code() == dev.sluice.ErrorCode.PERMISSION_DENIED;
     }
 
     /** What one sweep did: rows or partitions, and its first failure (with how many streams failed). */
@@ -350,6 +372,8 @@ public final class Janitor {
         long removed;
         String firstError;
         int failures;
+        String firstSkip;
+        int skips;
 
         void fail(StreamInfo s, RuntimeException e) {
             failures++;
@@ -366,6 +390,21 @@ public final class Janitor {
             }
             return clean(failures > 1 ? firstError + " (and " + (failures - 1) + " more)" : firstError);
         }
+
+        /** A stream this user may not do the sweep's work for: reported as skipped, not failed. */
+        void skip(StreamInfo s, String why) {
+            skips++;
+            if (firstSkip == null) {
+                firstSkip = "stream '" + s.name() + "': " + why;
+            }
+        }
+
+        String skipped() {
+            if (firstSkip == null) {
+                return null;
+            }
+            return clean(skips > 1 ? firstSkip + " (and " + (skips - 1) + " more)" : firstSkip);
+        }
     }
 
     /** Error text as a result carries it: cleaned ({@link ErrorText}) and on one line. */
@@ -374,13 +413,19 @@ public final class Janitor {
         return t == null ? null : t.replace("\r\n", " ").replace('\n', ' ').replace('\r', ' ');
     }
 
-    /** A warning per sweep at most once a minute: a pass runs every few seconds. */
-    private void warn(String sweep, String error) {
+    /** A warning per sweep (and kind) at most once a minute: a pass runs every few seconds. */
+    private void warn(String sweep, String error, boolean skipped) {
         long now = System.nanoTime();
-        Long last = lastWarned.get(sweep);
+        String key = skipped ? sweep + "/skipped" : sweep;
+        Long last = lastWarned.get(key);
         if (last == null || now - last > 60_000_000_000L) {
-            lastWarned.put(sweep, now);
-            log.warn("maintenance sweep failed: sweep={} schema={} error={}", sweep, schema, error);
+            lastWarned.put(key, now);
+            if (skipped) {
+                log.warn("maintenance sweep skipped work this database user may not do: sweep={} schema={} reason={}",
+                        sweep, schema, error);
+            } else {
+                log.warn("maintenance sweep failed: sweep={} schema={} error={}", sweep, schema, error);
+            }
         }
     }
 

@@ -101,9 +101,16 @@ public final class MigrationExport {
         return out;
     }
 
-    /** The step's SQL for the schema and the ledger row Sluice's migrator writes for it. */
+    /**
+     * The step's SQL for the schema and the ledger row Sluice's migrator writes for it. The schema itself is the
+     * tool's to create (Flyway's {@code schemas}, or beforehand): the step's CREATE SCHEMA IF NOT EXISTS would need
+     * CREATE on the database, which a migration role owning a pre-created schema does not have.
+     */
     private String body(MigrationStep step, String appliedBy) {
-        String sql = step.render(q, 0);
+        if (step.version() == 1 && !step.template().contains(MigrationStep.CREATE_SCHEMA)) {
+            throw new IllegalStateException("step " + step.stepName() + " no longer creates the schema; released steps never change");
+        }
+        String sql = step.renderInExistingSchema(q, 0);
         return sql + (sql.endsWith("\n") ? "" : "\n") + "\n"
                 + LEDGER_ROW.formatted(q, step.version(), step.stepName(), step.checksum(), appliedBy);
     }
