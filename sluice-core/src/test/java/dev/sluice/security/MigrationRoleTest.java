@@ -66,9 +66,18 @@ class MigrationRoleTest {
         }
     }
 
-    @Test
-    void theMigrationRoleOwnsTheSchemaAndTheRuntimeRoleRunsWithDmlOnly(TestDatabase db) throws Exception {
-        String schema = db.freshSchemaName("roles");
+    /** The two roles and a schema the superuser created for the migration role, which ran the runtime grants. */
+    private record Roles(String schema, String q, String migrator, String app, PGSimpleDataSource migratorDs,
+                         PGSimpleDataSource appDs) {
+    }
+
+    @FunctionalInterface
+    private interface WithRoles {
+        void run(Roles roles) throws Exception;
+    }
+
+    private static void withRoles(TestDatabase db, String hint, WithRoles body) throws Exception {
+        String schema = db.freshSchemaName(hint);
         String q = "\"" + schema + "\"";
         String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
         String migrator = "sluice_migrator_" + suffix;
@@ -81,24 +90,11 @@ class MigrationRoleTest {
         try {
             db.execute("CREATE SCHEMA " + q + " AUTHORIZATION " + migrator);
             PGSimpleDataSource migratorDs = login(db, migrator, migratorPassword);
-            PGSimpleDataSource appDs = login(db, app, appPassword);
             // As the migration role: the runtime grants of docs/security.md, before any table exists.
             for (String grant : LeastPrivilegeTest.runtimeGrants(q, app)) {
                 run(migratorDs, grant);
             }
-            // The migration role applies the Flyway export, then registers the stream at deploy time.
-            Path dir = tmp.resolve("flyway");
-            Sluice.builder().jdbcUrl("jdbc:postgresql://localhost/unused").schema(schema).build().migrations()
-                    .export(Migrations.Format.FLYWAY, dir);
-            Flyway.configure().dataSource(migratorDs).schemas(schema).table("sluice_schema_history")
-                    .locations("filesystem:" + dir.toAbsolutePath()).load().migrate();
-            StreamConfig config = StreamConfig.builder().partitionSize(10).retention(Duration.ofHours(1)).build();
-            try (Sluice owner = Sluice.builder().dataSource(migratorDs).schema(schema).migrate(false).maintenance(false).build();
-                 Sluice runtime = Sluice.builder().dataSource(appDs).schema(schema).migrate(false).maintenance(false).build()) {
-                long streamId = owner.stream("orders").register(config).id();
-                owner.stream("orders").consumerGroup("billing").register();
-                asRuntime(db, owner, runtime, config, q, streamId);
-            }
+            body.run(new Roles(schema, q, migrator, app, migratorDs, login(db, app, appPassword)));
         } finally {
             db.execute("DROP SCHEMA IF EXISTS " + q + " CASCADE");
             db.execute("DROP OWNED BY " + app);
@@ -106,6 +102,49 @@ class MigrationRoleTest {
             db.execute("DROP ROLE " + app);
             db.execute("DROP ROLE " + migrator);
         }
+    }
+
+    @Test
+    void theMigrationRoleOwnsTheSchemaAndTheRuntimeRoleRunsWithDmlOnly(TestDatabase db) throws Exception {
+        Path dir = tmp.resolve("flyway");
+        withRoles(db, "roles", r -> {
+            // The migration role applies the Flyway export, then registers the stream at deploy time.
+            Sluice.builder().jdbcUrl("jdbc:postgresql://localhost/unused").schema(r.schema()).build().migrations()
+                    .export(Migrations.Format.FLYWAY, dir);
+            Flyway.configure().dataSource(r.migratorDs()).schemas(r.schema()).table("sluice_schema_history")
+                    .locations("filesystem:" + dir.toAbsolutePath()).load().migrate();
+            StreamConfig config = StreamConfig.builder().partitionSize(10).retention(Duration.ofHours(1)).build();
+            try (Sluice owner = Sluice.builder().dataSource(r.migratorDs()).schema(r.schema()).migrate(false)
+                    .maintenance(false).build();
+                 Sluice runtime = Sluice.builder().dataSource(r.appDs()).schema(r.schema()).migrate(false)
+                         .maintenance(false).build()) {
+                long streamId = owner.stream("orders").register(config).id();
+                owner.stream("orders").consumerGroup("billing").register();
+                asRuntime(db, owner, runtime, config, r.q(), streamId);
+            }
+        });
+    }
+
+    /**
+     * Sluice's own migrator as the migration role: the schema exists (the superuser made it), and the role has no CREATE
+     * on the database, which the first step's CREATE SCHEMA IF NOT EXISTS would need.
+     */
+    @Test
+    void sluiceMigratesAPreCreatedSchemaAsTheMigrationRole(TestDatabase db) throws Exception {
+        withRoles(db, "own_migrator", r -> {
+            try (Sluice owner = Sluice.builder().dataSource(r.migratorDs()).schema(r.schema()).maintenance(false).build();
+                 Sluice runtime = Sluice.builder().dataSource(r.appDs()).schema(r.schema()).migrate(false)
+                         .maintenance(false).build()) {
+                assertThat(owner.migrations().up()).allSatisfy(s -> assertThat(s.state()).isEqualTo(MigrationStatus.State.CURRENT));
+                owner.stream("orders").register();
+                assertThat(runtime.stream("orders", String.class).producer().produce("o-1").id()).isEqualTo(1);
+                runtime.queue("emails", String.class).enqueue("welcome");
+                assertThatThrownBy(() -> runtime.stream("invoices").register()).isInstanceOfSatisfying(SluiceException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.REGISTRATION_NOT_PERMITTED));
+                assertThat(runtime.migrations().status()).hasSize(2)
+                        .allSatisfy(s -> assertThat(s.state()).isEqualTo(MigrationStatus.State.CURRENT));
+            }
+        });
     }
 
     private static void asRuntime(TestDatabase db, Sluice owner, Sluice runtime, StreamConfig config, String q, long streamId)

@@ -146,7 +146,7 @@ public final class Janitor {
 
     // ----------------------------------------------------------------------------------------------- partitions ahead
 
-    private void partitionsAhead(Pass pass, Tally tally) {
+    private void partitionsAhead(Pass pass, SweepTally tally) {
         boolean unknown = false;
         for (StreamInfo s : pass.streams) {
             unknown |= state(s).coveredUpTo < 0;
@@ -216,7 +216,7 @@ public final class Janitor {
 
     // ------------------------------------------------------------------------------------------------------- retention
 
-    private void retention(Pass pass, Tally tally) {
+    private void retention(Pass pass, SweepTally tally) {
         for (StreamInfo s : pass.streams) {
             StreamState st = state(s);
             StreamConfig config = s.config();
@@ -290,7 +290,7 @@ public final class Janitor {
         });
     }
 
-    private void deadLetters(Pass pass, Tally tally) {
+    private void deadLetters(Pass pass, SweepTally tally) {
         List<ConsumeSweeps.GroupRetention> groups = db.autoCommit("list consumer groups", groupsSql::list);
         Map<Long, StreamInfo> byId = new HashMap<>();
         for (StreamInfo s : pass.streams) {
@@ -328,7 +328,7 @@ public final class Janitor {
         long run(StreamInfo s, StreamState st);
     }
 
-    private void perStream(Pass pass, Tally tally, String what, StreamSweep sweep) {
+    private void perStream(Pass pass, SweepTally tally, String what, StreamSweep sweep) {
         for (StreamInfo s : pass.streams) {
             try {
                 tally.removed += sweep.run(s, state(s));
@@ -340,12 +340,12 @@ public final class Janitor {
 
     @FunctionalInterface
     private interface Body {
-        void run(Tally tally);
+        void run(SweepTally tally);
     }
 
     private SweepResult run(String name, Body body) {
         long start = System.nanoTime();
-        Tally tally = new Tally();
+        SweepTally tally = new SweepTally();
         try {
             body.run(tally);
         } catch (RuntimeException e) {
@@ -365,46 +365,6 @@ public final class Janitor {
     /** Whether a failure is PostgreSQL refusing a privilege (42501) rather than something a retry may fix. */
     private static boolean notPermitted(RuntimeException e) {
         return e instanceof dev.sluice.SluiceException se && se.code() == dev.sluice.ErrorCode.PERMISSION_DENIED;
-    }
-
-    /** What one sweep did: rows or partitions, and its first failure (with how many streams failed). */
-    private static final class Tally {
-        long removed;
-        String firstError;
-        int failures;
-        String firstSkip;
-        int skips;
-
-        void fail(StreamInfo s, RuntimeException e) {
-            failures++;
-            if (firstError == null) {
-                String text = e.getMessage() == null ? e.toString() : e.getMessage();
-                boolean named = s == null || text.contains("'" + s.name() + "'");
-                firstError = named ? text : "stream '" + s.name() + "': " + text;
-            }
-        }
-
-        String error() {
-            if (firstError == null) {
-                return null;
-            }
-            return clean(failures > 1 ? firstError + " (and " + (failures - 1) + " more)" : firstError);
-        }
-
-        /** A stream this user may not do the sweep's work for: reported as skipped, not failed. */
-        void skip(StreamInfo s, String why) {
-            skips++;
-            if (firstSkip == null) {
-                firstSkip = "stream '" + s.name() + "': " + why;
-            }
-        }
-
-        String skipped() {
-            if (firstSkip == null) {
-                return null;
-            }
-            return clean(skips > 1 ? firstSkip + " (and " + (skips - 1) + " more)" : firstSkip);
-        }
     }
 
     /** Error text as a result carries it: cleaned ({@link ErrorText}) and on one line. */
