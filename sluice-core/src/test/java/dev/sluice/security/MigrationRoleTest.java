@@ -210,6 +210,7 @@ class MigrationRoleTest {
 
         // The migration role registers the new stream; the runtime role then uses it.
         owner.stream("invoices").register();
+        runtime.stream("invoices").consumerGroup("audit").register(); // groups are rows only
         Producer<String> invoices = runtime.stream("invoices", String.class).producer();
         assertThat(invoices.produce("i-1").id()).isEqualTo(1);
         assertThat(runtime.migrations().status()).hasSize(3)
