@@ -226,6 +226,24 @@ public enum ErrorCode {
                     + "cannot be told apart from an id that never existed. Nothing was written.",
             "Enqueue the child while its parents are live (for example in the same transaction), or let the parents' "
                     + "queue keep runs (QueueOptions.keepRuns) so their success is on record."),
+    REGISTRATION_NOT_PERMITTED(123, Category.PERMISSION, false,
+            "This database user may not create a stream's tables.",
+            "Registering a new stream creates its family of tables (and a stream whose family is behind needs DDL "
+                    + "too), which only a role that owns the schema may do. The user of this client has DML grants only "
+                    + "(a least-privilege runtime role), so the registration was refused before anything changed.",
+            "Register the stream as the migration role that owns the schema, for example at deploy time: "
+                    + "'sluice --database-url URL-OF-THE-MIGRATION-ROLE stream register NAME' (or "
+                    + "Sluice.builder() with that role, then stream(name).register(config)); the runtime role then uses "
+                    + "it as it is. See docs/security.md."),
+    MIGRATION_FILE_CONFLICT(124, Category.CONFLICT, false,
+            "An exported migration file exists with other content.",
+            "'sluice migrate sql --format flyway|liquibase --out DIR' (Migrations.export) found a file of the export "
+                    + "already in DIR with different content. Files of released steps never change, so a different file "
+                    + "was edited, belongs to another schema or version start, or is someone else's; migration tools "
+                    + "check the checksums of applied files, so Sluice never overwrites one. Nothing was written.",
+            "Export into an empty folder (or the one holding an earlier export with the same --schema and "
+                    + "--version-start, which is left as it is), or compare the file named in the message with "
+                    + "the export and restore it."),
     LISTENER_INVALID(126, Category.INVALID_INPUT, false,
             "A Spring @SluiceListener or @SluiceJob method, or a sluice.* property, is not valid.",
             "The Spring Boot starter checks every annotated listener and job method, and the sluice.* properties, when "

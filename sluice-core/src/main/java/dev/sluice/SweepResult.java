@@ -15,12 +15,20 @@ import java.util.Objects;
  * @param took    how long it ran
  * @param error   why it failed (cleaned, one line), or {@code null} when it succeeded; a failed sweep is
  *                retried at the next pass and does not stop the others
+ * @param skipped why the sweep left work undone that this database user may not do (a least-privilege runtime
+ *                role may not create or drop log partitions; the text names the migration role's command), or
+ *                {@code null}; a skip is not a failure ({@link #ok()} stays true)
  */
-public record SweepResult(String name, long removed, Duration took, String error) {
+public record SweepResult(String name, long removed, Duration took, String error, String skipped) {
 
     public SweepResult {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(took, "took");
+    }
+
+    /** A result that skipped nothing. */
+    public SweepResult(String name, long removed, Duration took, String error) {
+        this(name, removed, took, error, null);
     }
 
     /** Whether the sweep ran to its end without an error. */

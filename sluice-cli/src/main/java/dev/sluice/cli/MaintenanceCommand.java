@@ -107,7 +107,8 @@ final class MaintenanceCommand {
             } else {
                 List<List<String>> rows = new ArrayList<>();
                 for (SweepResult r : report.sweeps()) {
-                    rows.add(List.of(r.name(), Long.toString(r.removed()), took(r.took()), errorCell(r.error())));
+                    rows.add(List.of(r.name(), Long.toString(r.removed()), took(r.took()),
+                            r.error() == null && r.skipped() != null ? errorCell("skipped: " + r.skipped()) : errorCell(r.error())));
                 }
                 Output.table(out(), List.of("SWEEP", "REMOVED", "TOOK", "ERROR"), rows);
                 out().println("pass took " + took(report.took()) + ", " + report.sweeps().size() + " sweeps"

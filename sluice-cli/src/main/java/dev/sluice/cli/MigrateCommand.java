@@ -1,6 +1,9 @@
 package dev.sluice.cli;
 
+import dev.sluice.ErrorCode;
 import dev.sluice.MigrationStatus;
+import dev.sluice.Migrations;
+import dev.sluice.SluiceException;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
@@ -53,19 +56,69 @@ final class MigrateCommand {
         }
     }
 
-    @Command(name = "sql", description = "Print the complete DDL of the control plane and of one stream family, "
-            + "with ledger rows, for Flyway or Liquibase. Needs no database.")
+    @Command(name = "sql", description = "Print the DDL with its ledger rows (--format plain, the default; needs no "
+            + "database), or write one file per released control-plane step for Flyway or Liquibase into --out DIR.")
     static final class Sql extends Base {
-        @Option(names = "--stream-id", paramLabel = "ID", defaultValue = "1",
-                description = "Stream id to render the family for (default: ${DEFAULT-VALUE}).")
-        long streamId;
+        @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "plain",
+                description = "plain (print the control plane and one stream family to stdout), flyway "
+                        + "(V<n>__sluice_system_<step>.sql files) or liquibase (sluice-changelog.xml and sluice/*.sql); "
+                        + "default: ${DEFAULT-VALUE}.")
+        String format;
+
+        @Option(names = "--out", paramLabel = "DIR",
+                description = "Folder the flyway or liquibase files go to (created when missing). Files already there "
+                        + "with the same content are kept; a different one is refused (SLU-0124) and nothing is written.")
+        java.nio.file.Path out;
+
+        @Option(names = "--version-start", paramLabel = "N",
+                description = "Flyway version of the first step (step v gets N+v-1; default 1). Never change it once "
+                        + "files were applied.")
+        Integer versionStart;
+
+        @Option(names = "--stream-id", paramLabel = "ID",
+                description = "Stream id to render the family for, plain format only (default: 1). Flyway and "
+                        + "Liquibase exports hold the control plane; streams are registered by the migration role.")
+        Long streamId;
 
         @Override
         public Integer call() {
             // Rendering needs no connection: build a client on an unused URL (no I/O happens).
             dev.sluice.Sluice offline = dev.sluice.Sluice.builder().jdbcUrl("jdbc:postgresql://localhost/unused")
                     .schema(globals().schema).build();
-            out().print(offline.migrations().sql(streamId));
+            if ("plain".equalsIgnoreCase(format.strip())) {
+                if (out != null || versionStart != null) {
+                    throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--out and --version-start need --format flyway"
+                            + " or liquibase (plain prints to stdout)");
+                }
+                out().print(offline.migrations().sql(streamId == null ? 1 : streamId));
+                return Main.OK;
+            }
+            Migrations.Format f = Migrations.Format.parse(format);
+            if (streamId != null) {
+                throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--stream-id applies to --format plain only: the "
+                        + f.label() + " export holds the control plane, and streams are registered by the migration role");
+            }
+            if (out == null) {
+                throw new SluiceException(ErrorCode.INVALID_ARGUMENT, "--format " + f.label() + " needs --out DIR");
+            }
+            List<Migrations.ExportedFile> files = offline.migrations().export(f, out, versionStart == null ? 1 : versionStart);
+            if (json()) {
+                List<java.util.Map<String, Object>> items = new ArrayList<>();
+                for (Migrations.ExportedFile file : files) {
+                    java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+                    m.put("path", file.path().toString());
+                    m.put("created", file.created());
+                    items.add(m);
+                }
+                Output.json(out(), items);
+            } else {
+                long created = files.stream().filter(Migrations.ExportedFile::created).count();
+                for (Migrations.ExportedFile file : files) {
+                    out().println((file.created() ? "wrote     " : "unchanged ") + file.path());
+                }
+                out().println(f.label() + " export of schema '" + globals().schema + "': " + created + " file(s) written, "
+                        + (files.size() - created) + " unchanged");
+            }
             return Main.OK;
         }
     }

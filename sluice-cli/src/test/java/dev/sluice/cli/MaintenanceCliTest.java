@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class MaintenanceCliTest {
     static final List<String> SWEEP_STATUS_FIELDS = List.of("name", "last_run_at", "removed", "took_ms", "error", "run_by",
             "runs", "failures");
-    static final List<String> SWEEP_RESULT_FIELDS = List.of("name", "removed", "took_ms", "error");
+    static final List<String> SWEEP_RESULT_FIELDS = List.of("name", "removed", "took_ms", "error", "skipped");
     static final List<String> METRIC_FIELDS = List.of("kind", "name", "taken_at", "head", "committed", "lag", "backlog",
             "retrying", "dead", "pending", "processing", "rate_per_second");
     static final List<String> MANAGER_FIELDS = List.of("holder", "instance_id", "since", "renewed_at", "expires_at");

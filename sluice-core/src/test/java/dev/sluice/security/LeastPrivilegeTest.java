@@ -51,9 +51,15 @@ class LeastPrivilegeTest {
     static List<String> runtimeGrants(String s, String r) throws Exception {
         String page = Files.readString(Path.of("..", "docs", "security.md"));
         String section = page.substring(page.indexOf("## Least-privilege roles"));
-        String sql = section.substring(section.indexOf("```sql") + 6, section.indexOf("```", section.indexOf("```sql") + 6));
+        section = section.substring(0, section.indexOf("\n## ", 1));
+        StringBuilder sql = new StringBuilder();
+        for (int at = section.indexOf("```sql"); at >= 0; at = section.indexOf("```sql", at)) {
+            int end = section.indexOf("```", at + 6);
+            sql.append(section, at + 6, end).append('\n');
+            at = end + 3;
+        }
         List<String> grants = new ArrayList<>();
-        for (String line : sql.lines().map(String::strip).toList()) {
+        for (String line : sql.toString().lines().map(String::strip).toList()) {
             if (line.startsWith("GRANT ") || line.startsWith("ALTER DEFAULT PRIVILEGES ")) {
                 assertThat(line).endsWith(" TO sluice_app;");
                 grants.add(line.substring(0, line.length() - 1).replace("SCHEMA sluice ", "SCHEMA " + s + " ")

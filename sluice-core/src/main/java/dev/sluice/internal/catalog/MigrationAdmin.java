@@ -6,7 +6,9 @@ import dev.sluice.SluiceException;
 import dev.sluice.internal.jdbc.Db;
 import dev.sluice.internal.jdbc.Identifiers;
 import dev.sluice.internal.maint.Partitions;
+import dev.sluice.internal.schema.ExportWriter;
 import dev.sluice.internal.schema.FamilyTables;
+import dev.sluice.internal.schema.MigrationExport;
 import dev.sluice.internal.schema.Migrator;
 import dev.sluice.internal.schema.Scope;
 import java.sql.Connection;
@@ -16,7 +18,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
-/** {@code migrate status|up|sql}: the operator's view of the migration gates of one schema. */
+/** {@code migrate status|up|sql} and the export: the operator's view of the migration gates of one schema. */
 public final class MigrationAdmin {
     private final Db db;
     private final String schema;
@@ -95,6 +97,16 @@ public final class MigrationAdmin {
     /** The printable DDL of the control plane and of the family of stream {@code streamId}. */
     public String sql(long streamId) {
         return migrator.printableSql(streamId);
+    }
+
+    /** The Flyway files of the control plane ({@link MigrationExport#flyway}) written into {@code dir}. */
+    public List<ExportWriter.Written> exportFlyway(java.nio.file.Path dir, int versionStart) {
+        return ExportWriter.write(dir, new MigrationExport(migrator.steps(), q).flyway(versionStart));
+    }
+
+    /** The Liquibase changelog of the control plane ({@link MigrationExport#liquibase}) written into {@code dir}. */
+    public List<ExportWriter.Written> exportLiquibase(java.nio.file.Path dir) {
+        return ExportWriter.write(dir, new MigrationExport(migrator.steps(), q).liquibase());
     }
 
     /** A stream of the schema as the migration gates see it. */

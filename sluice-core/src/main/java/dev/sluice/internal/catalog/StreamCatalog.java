@@ -51,9 +51,19 @@ public final class StreamCatalog {
             migrator.ensureSystem(c, allowMigrate);
             Optional<StreamInfo> existing = select(c, name, true);
             if (existing.isEmpty()) {
+                if (!mayCreateTables(c)) {
+                    throw notPermitted(name, null); // before the insert: a runtime role may write stream_config
+                }
                 long id = insert(c, name, config);
-                migrator.ensureFamily(c, id, name, true);
-                Partitions.ensureAhead(c, new FamilyTables(q, id), config.partitionSize(), 0);
+                try {
+                    migrator.ensureFamily(c, id, name, true);
+                    Partitions.ensureAhead(c, new FamilyTables(q, id), config.partitionSize(), 0);
+                } catch (SQLException e) {
+                    if (SqlErrors.INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())) {
+                        throw notPermitted(name, e); // e.g. CREATE on the schema but no REFERENCES on stream_config
+                    }
+                    throw e;
+                }
                 log(c, id, name, "created", config);
             } else {
                 StreamInfo current = existing.get();
@@ -61,12 +71,22 @@ public final class StreamCatalog {
                     throw new SluiceException(ErrorCode.IMMUTABLE_FIELD, "stream '" + name + "' has partition size "
                             + current.config().partitionSize() + "; it cannot change to " + config.partitionSize());
                 }
-                migrator.ensureFamily(c, current.id(), name, allowMigrate);
+                try {
+                    migrator.ensureFamily(c, current.id(), name, allowMigrate);
+                } catch (SQLException e) {
+                    if (SqlErrors.INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())) {
+                        throw notPermitted(name, e); // a family behind the code, and a runtime role may not migrate it
+                    }
+                    throw e;
+                }
                 // Producers of a role without DDL rights cannot extend the log themselves; an admin's
-                // re-registration does it.
+                // re-registration does it. A runtime role's re-registration (an application declaring its
+                // streams at start) leaves the partitions to the migration role instead of failing.
                 FamilyTables family = new FamilyTables(q, current.id());
-                Partitions.lock(c, schema, current.id());
-                Partitions.ensureAhead(c, family, config.partitionSize(), Partitions.head(c, family));
+                if (Partitions.mayCreate(c, family)) {
+                    Partitions.lock(c, schema, current.id());
+                    Partitions.ensureAhead(c, family, config.partitionSize(), Partitions.head(c, family));
+                }
                 boolean changed = !current.config().equals(config);
                 if (changed) {
                     update(c, current.id(), config);
@@ -254,6 +274,17 @@ public final class StreamCatalog {
 
     private void log(Connection c, long id, String name, String action, StreamConfig config) throws SQLException {
         Sql.update(c, sql.log, id, name, action, StreamRows.json(config), clientId);
+    }
+
+    /** Whether this database user may create tables in the schema (the family of a new stream). */
+    private boolean mayCreateTables(Connection c) throws SQLException {
+        return Sql.first(c, "SELECT has_schema_privilege(?, 'CREATE')", rs -> rs.getBoolean(1), schema).orElse(false);
+    }
+
+    private static SluiceException notPermitted(String name, SQLException cause) {
+        return new SluiceException(ErrorCode.REGISTRATION_NOT_PERMITTED, "stream '" + name + "' needs tables this database"
+                + " user may not create; register it as the migration role that owns the schema ('sluice stream register "
+                + name + "' with that role's --database-url), then use it with this one", cause);
     }
 
     private static SluiceException notFound(String name) {

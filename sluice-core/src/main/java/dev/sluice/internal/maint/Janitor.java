@@ -96,7 +96,7 @@ public final class Janitor {
             pass = readPass();
         } catch (RuntimeException e) {
             String error = clean(e.getMessage() == null ? e.toString() : e.getMessage());
-            warn("pass", error);
+            warn("pass", error, false);
             Duration took = Duration.ofNanos(System.nanoTime() - start);
             List<SweepResult> out = new ArrayList<>();
             for (String name : SWEEPS) {
@@ -146,7 +146,7 @@ public final class Janitor {
 
     // ----------------------------------------------------------------------------------------------- partitions ahead
 
-    private void partitionsAhead(Pass pass, Tally tally) {
+    private void partitionsAhead(Pass pass, SweepTally tally) {
         boolean unknown = false;
         for (StreamInfo s : pass.streams) {
             unknown |= state(s).coveredUpTo < 0;
@@ -192,7 +192,14 @@ public final class Janitor {
                             s.name(), s.id(), done[0], done[1]);
                 }
             } catch (RuntimeException e) {
-                tally.fail(s, e);
+                if (!notPermitted(e)) {
+                    tally.fail(s, e);
+                    continue;
+                }
+                // A runtime role may not run DDL: not a failure of the pass. Tried again once the head moves.
+                st.aheadHead = head;
+                tally.skip(s, "this database user may not create log partitions; run 'sluice stream extend-partitions "
+                        + s.name() + " --ahead N' (or 'sluice maintenance run') as the migration role");
             }
         }
     }
@@ -209,7 +216,7 @@ public final class Janitor {
 
     // ------------------------------------------------------------------------------------------------------- retention
 
-    private void retention(Pass pass, Tally tally) {
+    private void retention(Pass pass, SweepTally tally) {
         for (StreamInfo s : pass.streams) {
             StreamState st = state(s);
             StreamConfig config = s.config();
@@ -225,7 +232,13 @@ public final class Janitor {
                 tally.removed += new Retention(db, s, st, limits).run(head, pass.now);
             } catch (RuntimeException e) {
                 st.retention = null;
-                tally.fail(s, e);
+                if (notPermitted(e)) {
+                    // Dropping a partition needs the log's owner; the owner's own pass (or the manager's) does it.
+                    tally.skip(s, "this database user may not drop log partitions (it does not own the log); run"
+                            + " 'sluice maintenance run' as the migration role, or let a manager of that role run");
+                } else {
+                    tally.fail(s, e);
+                }
             }
         }
     }
@@ -277,7 +290,7 @@ public final class Janitor {
         });
     }
 
-    private void deadLetters(Pass pass, Tally tally) {
+    private void deadLetters(Pass pass, SweepTally tally) {
         List<ConsumeSweeps.GroupRetention> groups = db.autoCommit("list consumer groups", groupsSql::list);
         Map<Long, StreamInfo> byId = new HashMap<>();
         for (StreamInfo s : pass.streams) {
@@ -315,7 +328,7 @@ public final class Janitor {
         long run(StreamInfo s, StreamState st);
     }
 
-    private void perStream(Pass pass, Tally tally, String what, StreamSweep sweep) {
+    private void perStream(Pass pass, SweepTally tally, String what, StreamSweep sweep) {
         for (StreamInfo s : pass.streams) {
             try {
                 tally.removed += sweep.run(s, state(s));
@@ -327,12 +340,12 @@ public final class Janitor {
 
     @FunctionalInterface
     private interface Body {
-        void run(Tally tally);
+        void run(SweepTally tally);
     }
 
     private SweepResult run(String name, Body body) {
         long start = System.nanoTime();
-        Tally tally = new Tally();
+        SweepTally tally = new SweepTally();
         try {
             body.run(tally);
         } catch (RuntimeException e) {
@@ -340,32 +353,18 @@ public final class Janitor {
         }
         String error = tally.error();
         if (error != null) {
-            warn(name, error);
+            warn(name, error, false);
         }
-        return new SweepResult(name, tally.removed, Duration.ofNanos(System.nanoTime() - start), error);
+        String skipped = tally.skipped();
+        if (skipped != null) {
+            warn(name, skipped, true);
+        }
+        return new SweepResult(name, tally.removed, Duration.ofNanos(System.nanoTime() - start), error, skipped);
     }
 
-    /** What one sweep did: rows or partitions, and its first failure (with how many streams failed). */
-    private static final class Tally {
-        long removed;
-        String firstError;
-        int failures;
-
-        void fail(StreamInfo s, RuntimeException e) {
-            failures++;
-            if (firstError == null) {
-                String text = e.getMessage() == null ? e.toString() : e.getMessage();
-                boolean named = s == null || text.contains("'" + s.name() + "'");
-                firstError = named ? text : "stream '" + s.name() + "': " + text;
-            }
-        }
-
-        String error() {
-            if (firstError == null) {
-                return null;
-            }
-            return clean(failures > 1 ? firstError + " (and " + (failures - 1) + " more)" : firstError);
-        }
+    /** Whether a failure is PostgreSQL refusing a privilege (42501) rather than something a retry may fix. */
+    private static boolean notPermitted(RuntimeException e) {
+        return e instanceof dev.sluice.SluiceException se && se.code() == dev.sluice.ErrorCode.PERMISSION_DENIED;
     }
 
     /** Error text as a result carries it: cleaned ({@link ErrorText}) and on one line. */
@@ -374,13 +373,19 @@ public final class Janitor {
         return t == null ? null : t.replace("\r\n", " ").replace('\n', ' ').replace('\r', ' ');
     }
 
-    /** A warning per sweep at most once a minute: a pass runs every few seconds. */
-    private void warn(String sweep, String error) {
+    /** A warning per sweep (and kind) at most once a minute: a pass runs every few seconds. */
+    private void warn(String sweep, String error, boolean skipped) {
         long now = System.nanoTime();
-        Long last = lastWarned.get(sweep);
+        String key = skipped ? sweep + "/skipped" : sweep;
+        Long last = lastWarned.get(key);
         if (last == null || now - last > 60_000_000_000L) {
-            lastWarned.put(sweep, now);
-            log.warn("maintenance sweep failed: sweep={} schema={} error={}", sweep, schema, error);
+            lastWarned.put(key, now);
+            if (skipped) {
+                log.warn("maintenance sweep skipped work this database user may not do: sweep={} schema={} reason={}",
+                        sweep, schema, error);
+            } else {
+                log.warn("maintenance sweep failed: sweep={} schema={} error={}", sweep, schema, error);
+            }
         }
     }
 

@@ -39,7 +39,29 @@ public final class Partitions {
             ORDER BY 2
             """;
 
+    /**
+     * Whether the current user may create (and attach) partitions of a log: CREATE on its schema and membership of the
+     * log's owner (ATTACH PARTITION needs the parent's owner). Parameter: the log (qualified). No row: no such log.
+     */
+    private static final String MAY_CREATE = """
+            SELECT has_schema_privilege(n.oid, 'CREATE') AND pg_has_role(r.relowner, 'USAGE')
+            FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace WHERE r.oid = to_regclass(?)
+            """;
+
     private Partitions() {
+    }
+
+    /**
+     * Whether this database user may create partitions of the log ({@link #MAY_CREATE}); a least-privilege runtime
+     * role may not, and callers that only keep partitions ahead as a courtesy then leave it to the migration role.
+     */
+    public static boolean mayCreate(Connection c, FamilyTables family) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(MAY_CREATE)) {
+            ps.setString(1, family.messageLog());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
     }
 
     /**

@@ -33,6 +33,18 @@ public record MigrationStep(Scope scope, int version, String name, String templa
         return template.replace("{schema}", quotedSchema).replace("{id}", Long.toString(streamId));
     }
 
+    /** The statement of the first control-plane step that creates the installation schema when it is missing. */
+    static final String CREATE_SCHEMA = "CREATE SCHEMA IF NOT EXISTS {schema};\n";
+
+    /**
+     * The step's SQL for a schema that exists already: without {@link #CREATE_SCHEMA}, which PostgreSQL refuses
+     * without CREATE on the database even when the schema is there, so a migration role that owns a schema an
+     * administrator created for it could not run it. The checksum stays the template's.
+     */
+    public String renderInExistingSchema(String quotedSchema, long streamId) {
+        return template.replace(CREATE_SCHEMA, "").replace("{schema}", quotedSchema).replace("{id}", Long.toString(streamId));
+    }
+
     /** The name recorded in the ledger, e.g. {@code V001__control_plane}. */
     public String stepName() {
         return String.format("V%03d__%s", version, name);

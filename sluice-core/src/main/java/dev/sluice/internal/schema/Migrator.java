@@ -102,6 +102,17 @@ public final class Migrator {
         }
     }
 
+    /** Whether the installation schema exists (created by Sluice or beforehand, for example for a migration role). */
+    private boolean schemaExists(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regnamespace(?) IS NOT NULL")) {
+            ps.setString(1, q);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
     /** The ledger rows of a scope, oldest first; the system scope ignores {@code streamId}. */
     public List<AppliedStep> applied(Connection c, Scope scope, long streamId) throws SQLException {
         String where = scope == Scope.SYSTEM ? "system_id IS NOT NULL" : "stream_id = ?";
@@ -183,9 +194,10 @@ public final class Migrator {
         if (state.databaseVersion() == 0 && !forceSchema) {
             ForeignObjects.refuseUnlessEmpty(c, schema); // a first install: never into someone else's schema
         }
+        boolean schemaExists = schemaExists(c);
         for (MigrationStep step : state.pending()) {
             try (Statement s = c.createStatement()) {
-                s.execute(step.render(q, 0));
+                s.execute(schemaExists ? step.renderInExistingSchema(q, 0) : step.render(q, 0));
             }
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + q + ".migration_log"
                     + " (system_id, scope, version, step, checksum, applied_by)"

@@ -133,6 +133,7 @@ public final class OpsDocuments {
         m.put("removed", r.removed());
         m.put("took_ms", Texts.millis(r.took()));
         m.put("error", r.error());
+        m.put("skipped", r.skipped());
         return m;
     }
 }
