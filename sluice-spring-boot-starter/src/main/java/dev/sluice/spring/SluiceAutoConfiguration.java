@@ -60,6 +60,43 @@ public class SluiceAutoConfiguration {
         }
     }
 
+    /** Hands the application's OpenTelemetry to the client, when the OpenTelemetry API is on the classpath. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.opentelemetry.api.OpenTelemetry")
+    static class Tracing {
+        /** Sets the single OpenTelemetry bean, if there is one, and sluice.tracing.consumer-spans on the builder. */
+        @Bean
+        @ConditionalOnMissingBean(name = "sluiceOpenTelemetryCustomizer")
+        SluiceBuilderCustomizer sluiceOpenTelemetryCustomizer(ObjectProvider<io.opentelemetry.api.OpenTelemetry> otel,
+                                                              SluiceProperties properties) {
+            return new OpenTelemetryCustomizer(otel, properties.getTracing().getConsumerSpans());
+        }
+    }
+
+    /** Ordered first, so a user's customizer may still replace it. */
+    static final class OpenTelemetryCustomizer implements SluiceBuilderCustomizer, org.springframework.core.Ordered {
+        private final ObjectProvider<io.opentelemetry.api.OpenTelemetry> otel;
+        private final dev.sluice.SpanRelation relation;
+
+        OpenTelemetryCustomizer(ObjectProvider<io.opentelemetry.api.OpenTelemetry> otel, dev.sluice.SpanRelation relation) {
+            this.otel = otel;
+            this.relation = relation;
+        }
+
+        @Override
+        public void customize(Sluice.Builder builder) {
+            io.opentelemetry.api.OpenTelemetry o = otel.getIfUnique();
+            if (o != null) {
+                builder.openTelemetry(o).consumerSpans(relation == null ? dev.sluice.SpanRelation.CHILD : relation);
+            }
+        }
+
+        @Override
+        public int getOrder() {
+            return org.springframework.core.Ordered.HIGHEST_PRECEDENCE;
+        }
+    }
+
     /** Ordered first, so a user's customizer may still replace the registry. */
     static final class MeterRegistryCustomizer implements SluiceBuilderCustomizer, org.springframework.core.Ordered {
         private final ObjectProvider<io.micrometer.core.instrument.MeterRegistry> registry;

@@ -50,6 +50,9 @@ public class SluiceProperties {
     /** The embedded PostgreSQL fallback (only when sluice-embedded is on the classpath). */
     private final Embedded embedded = new Embedded();
 
+    /** How handler spans relate to the producer's trace, when the application has an OpenTelemetry bean. */
+    private final Tracing tracing = new Tracing();
+
     /** @return the schema */
     public String getSchema() {
         return schema;
@@ -191,6 +194,30 @@ public class SluiceProperties {
         /** @param timeout the timeout */
         public void setTimeout(Duration timeout) {
             this.timeout = timeout;
+        }
+    }
+
+    /** @return the tracing settings */
+    public Tracing getTracing() {
+        return tracing;
+    }
+
+    /** {@code sluice.tracing.*}. */
+    public static class Tracing {
+        /**
+         * How each delivery's and job attempt's span relates to the context in the message's headers: child (one trace
+         * spans producer and consumer) or link (a new trace linked to the producer's span).
+         */
+        private dev.sluice.SpanRelation consumerSpans = dev.sluice.SpanRelation.CHILD;
+
+        /** @return the relation */
+        public dev.sluice.SpanRelation getConsumerSpans() {
+            return consumerSpans;
+        }
+
+        /** @param consumerSpans the relation */
+        public void setConsumerSpans(dev.sluice.SpanRelation consumerSpans) {
+            this.consumerSpans = consumerSpans;
         }
     }
 
