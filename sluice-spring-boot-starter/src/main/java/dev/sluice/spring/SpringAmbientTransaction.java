@@ -5,7 +5,6 @@ import java.sql.Connection;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
-import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -15,7 +14,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * {@code TransactionTemplate}) on the client's DataSource, {@code produce} and {@code enqueue} write on that
  * transaction's connection, so the message or job commits or rolls back with the business writes.
  *
- * <p>The connection is the one {@link DataSourceUtils#getConnection(DataSource)} binds for the DataSource, which
+ * <p>The connection is the one {@code DataSourceUtils.getConnection(DataSource)} binds for the DataSource, which
  * {@code DataSourceTransactionManager}, {@code JdbcTransactionManager} and {@code JpaTransactionManager} all do. The
  * key is the raw DataSource: a {@link TransactionAwareDataSourceProxy} is unwrapped, because the managers bind the
  * target, not the proxy. Outside a transaction {@link #current()} answers {@code null} (and allocates nothing):
@@ -55,12 +54,13 @@ public final class SpringAmbientTransaction implements AmbientTransaction {
         // Only a transaction that holds a connection of this DataSource is ours to join. A transaction of another
         // DataSource's manager (or JTA) binds none: DataSourceUtils would bind a fresh auto-commit connection, and
         // writing there would neither be atomic with the caller's work nor roll back with it.
-        if (!(TransactionSynchronizationManager.getResource(dataSource) instanceof ConnectionHolder)) {
+        if (!(TransactionSynchronizationManager.getResource(dataSource) instanceof ConnectionHolder holder)) {
             return null;
         }
-        Connection c = DataSourceUtils.getConnection(dataSource);
-        // DataSourceUtils registered the connection with the transaction (it is released on completion), so there is
-        // nothing to close here; Sluice neither commits nor closes it.
+        // The transaction's own connection, as DataSourceUtils.getConnection would hand it, without counting a
+        // request on the holder that nobody would release: the manager releases it when the transaction completes,
+        // and Sluice neither commits nor closes it.
+        Connection c = holder.getConnection();
         return AmbientTransaction.joined(c, SpringAmbientTransaction::afterCommit);
     }
 
