@@ -39,7 +39,8 @@ public final class Lab {
     /** The outcome of a run. */
     public record Result(String verdict, LabChecker.Check check, Map<String, Integer> faultsFired,
                          Map<String, Double> redeliverySeconds, Map<String, Double> instanceTakeoverSeconds,
-                         long maintenancePasses, double drainSeconds, String reason, Path workDir) {
+                         long maintenancePasses, double drainSeconds, String reason, Path workDir,
+                         Map<String, LabEngine.Section> sections) {
 
         /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
         public Map<String, Object> summary(LabOptions o) {
@@ -85,11 +86,19 @@ public final class Lab {
             m.put("drain_s", drainSeconds);
             m.put("buckets", check == null ? null : check.buckets());
             m.put("reason", reason);
+            // One section per engine beside the stream, with its checker's figures (the stream's are the figures above).
+            sections.forEach((name, section) -> {
+                Map<String, Object> figures = new LinkedHashMap<>(section.counts());
+                figures.put("failure", section.failure());
+                m.put(name, figures);
+            });
             return m;
         }
     }
 
     private final LabOptions o;
+    private final List<LabEngine> engines;
+    private final Map<String, LabEngine.Section> sections = new LinkedHashMap<>();
     private final Consumer<String> progress;
     private final Random random;
     private final List<Proc> consumers = new ArrayList<>();
@@ -109,6 +118,7 @@ public final class Lab {
 
     public Lab(LabOptions options, Consumer<String> progress) {
         this.o = options;
+        this.engines = LabEngines.create(options.engines());
         this.progress = progress;
         this.random = new Random(options.seed());
     }
@@ -150,6 +160,9 @@ public final class Lab {
                 check = LabChecker.check(c, streamId);
                 redeliveries = LabChecker.redeliveries(c);
                 maintenancePasses = LabChecker.maintenancePasses(c);
+                for (LabEngine e : engines) {
+                    sections.put(e.name(), e.check(c, drained));
+                }
             }
             result = verdict(check, redeliveries, instanceWatch.results(), maintenancePasses, drained, drainSeconds);
             return result;
@@ -262,9 +275,25 @@ public final class Lab {
         String[] v = decide(check, drained, o.drainTimeout().toSeconds(), missingFaults(o, fired), lateReason);
         String verdict = v[0];
         String reason = v[1];
+        String engineFailures = engineFailures(sections);
+        if (engineFailures != null) {
+            reason = "fail".equals(verdict) ? reason + "; " + engineFailures : engineFailures;
+            verdict = "fail";
+        }
         return new Result(verdict, check, Map.copyOf(fired), LabChecker.redeliverySeconds(redeliveries), takeovers, maintenancePasses,
                 drainSeconds,
-                reason, work);
+                reason, work, Map.copyOf(sections));
+    }
+
+    /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */
+    static String engineFailures(Map<String, LabEngine.Section> sections) {
+        List<String> failures = new ArrayList<>();
+        sections.forEach((name, section) -> {
+            if (section.failure() != null) {
+                failures.add(name + ": " + section.failure());
+            }
+        });
+        return failures.isEmpty() ? null : String.join("; ", failures);
     }
 
     /** The redelivery bound of the design: a killed consumer's messages start again within the lease + 5 s. */
@@ -287,9 +316,12 @@ public final class Lab {
         url = server.jdbcUrl();
     }
 
-    private long setUp() throws SQLException {
+    private long setUp() throws Exception {
         try (Connection c = connect("sluice-lab-orchestrator"); Statement s = c.createStatement()) {
             s.execute(Ledger.ddl());
+            for (LabEngine e : engines) {
+                s.execute(e.ddl());
+            }
         }
         org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
         ds.setUrl(url);
@@ -301,6 +333,9 @@ public final class Lab {
                     .idempotencyKeyTtl(java.time.Duration.ofHours(1)).build()).id();
             for (Map.Entry<String, GroupConfig> g : LabGroups.configs().entrySet()) {
                 sluice.stream(Ledger.STREAM).consumerGroup(g.getKey()).register(g.getValue());
+            }
+            for (LabEngine e : engines) {
+                e.setUp(sluice);
             }
             return id;
         }
@@ -322,7 +357,8 @@ public final class Lab {
                 "-cp", System.getProperty("java.class.path"), LabWorker.class.getName(),
                 role, name, Long.toString(o.duration().toMillis()), Integer.toString(o.rate()),
                 Double.toString(o.failureRate()), Double.toString(o.hangRate()), Double.toString(o.longTransactions()),
-                Long.toString(o.leaseTimeout().toMillis()), Long.toString(o.seed()));
+                Long.toString(o.leaseTimeout().toMillis()), Long.toString(o.seed()), String.join(",", o.engines()),
+                Integer.toString(o.jobRate()));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         // The URL may carry the embedded server's password: the environment, unlike argv, is the owner's only.
         pb.environment().put(LabWorker.URL_ENV, url);
@@ -428,6 +464,15 @@ public final class Lab {
                 for (GroupInfo g : sluice.stream(Ledger.STREAM).consumerGroups()) {
                     done &= g.committed() >= g.head() && g.ready() == 0 && g.deferred() == 0 && g.inflight() == 0
                             && g.openRanges() == 0;
+                }
+                if (done) {
+                    try (Connection c = connect("sluice-lab-orchestrator")) {
+                        for (LabEngine e : engines) {
+                            done &= e.drained(c);
+                        }
+                    } catch (SQLException e) {
+                        done = false; // look again
+                    }
                 }
                 if (done) {
                     return true;

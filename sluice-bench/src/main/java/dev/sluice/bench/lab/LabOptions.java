@@ -24,13 +24,41 @@ import java.time.Duration;
  *                        touched) for {@code pinFor}, then rolls back
  * @param pinFor          how long each such transaction holds its xid: longer than the lease (2–3 ×) to matter;
  *                        shorter than {@code pinEvery}
+ * @param engines         the engines of the run ({@link LabEngines#NAMES}); {@code streams} is always among them
+ * @param jobRate         per producer process, operations per second of each other engine (jobs enqueued, …)
  */
 public record LabOptions(String databaseUrl, Duration duration, Duration drainTimeout, int producers, int consumers,
                          int rate, double failureRate, double hangRate, Duration killEvery, Duration terminateEvery,
                          Duration restartAt, double longTransactions, Duration leaseTimeout, long seed,
-                         Duration pinEvery, Duration pinFor) {
+                         Duration pinEvery, Duration pinFor, java.util.Set<String> engines, int jobRate) {
+
+    /** A run of the stream engine alone. */
+    public LabOptions(String databaseUrl, Duration duration, Duration drainTimeout, int producers, int consumers,
+                      int rate, double failureRate, double hangRate, Duration killEvery, Duration terminateEvery,
+                      Duration restartAt, double longTransactions, Duration leaseTimeout, long seed,
+                      Duration pinEvery, Duration pinFor) {
+        this(databaseUrl, duration, drainTimeout, producers, consumers, rate, failureRate, hangRate, killEvery, terminateEvery,
+                restartAt, longTransactions, leaseTimeout, seed, pinEvery, pinFor, java.util.Set.of(LabEngines.STREAMS), 20);
+    }
 
     public LabOptions {
+        java.util.Objects.requireNonNull(engines, "engines");
+        java.util.Set<String> named = new java.util.LinkedHashSet<>();
+        for (String n : LabEngines.NAMES) {
+            if (n.equals(LabEngines.STREAMS) || engines.contains(n)) {
+                named.add(n);
+            }
+        }
+        for (String n : engines) {
+            if (!LabEngines.NAMES.contains(n)) {
+                throw new IllegalArgumentException("unknown lab engine '" + dev.sluice.bench.lab.LabOptions.clean(n)
+                        + "': one of " + LabEngines.NAMES);
+            }
+        }
+        engines = java.util.Collections.unmodifiableSet(named);
+        if (jobRate < 1) {
+            throw new IllegalArgumentException("the job rate must be at least 1 per second");
+        }
         java.util.Objects.requireNonNull(pinEvery, "pinEvery");
         java.util.Objects.requireNonNull(pinFor, "pinFor");
         if (pinEvery.isNegative() || pinFor.isNegative()) {
@@ -60,7 +88,19 @@ public record LabOptions(String databaseUrl, Duration duration, Duration drainTi
     public static LabOptions smoke() {
         return new LabOptions(null, Duration.ofSeconds(45), Duration.ofSeconds(120), 1, 3, 60, 0.05, 0.01,
                 Duration.ofSeconds(12), Duration.ofSeconds(15), Duration.ofSeconds(20), 0.1, Duration.ofSeconds(3), 7,
-                Duration.ofSeconds(11), Duration.ofSeconds(7));
+                Duration.ofSeconds(11), Duration.ofSeconds(7), java.util.Set.copyOf(LabEngines.NAMES), 20);
+    }
+
+    /** The same options with other engines. */
+    public LabOptions withEngines(java.util.Set<String> names) {
+        return new LabOptions(databaseUrl, duration, drainTimeout, producers, consumers, rate, failureRate, hangRate, killEvery,
+                terminateEvery, restartAt, longTransactions, leaseTimeout, seed, pinEvery, pinFor, names, jobRate);
+    }
+
+    /** A name as shown in an error: at most 40 characters, control characters as '?'. */
+    static String clean(String s) {
+        String t = s.length() > 40 ? s.substring(0, 40) + "…" : s;
+        return t.replaceAll("\\p{Cntrl}", "?");
     }
 
     public boolean kills() {

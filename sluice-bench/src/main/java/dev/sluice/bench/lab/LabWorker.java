@@ -60,23 +60,43 @@ public final class LabWorker {
         double longTx = Double.parseDouble(args[6]);
         long leaseMs = Long.parseLong(args[7]);
         long seed = Long.parseLong(args[8]);
+        java.util.Set<String> engines = java.util.Set.of(args[9].split(","));
+        int jobRate = Integer.parseInt(args[10]);
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(url);
         hc.setMaximumPoolSize(26); // 4 groups x 8 handlers writing ledger rows (not all at once), plus the consumers' own work
         hc.setConnectionTimeout(10_000);
         hc.setInitializationFailTimeout(-1); // the server may be restarting
-        hc.addDataSourceProperty("ApplicationName", "sluice-lab-worker-" + instance);
+        hc.addDataSourceProperty("ApplicationName", workerApplicationName(instance));
         try (HikariDataSource pool = new HikariDataSource(hc);
+             LedgerWriter ledger = new LedgerWriter(() -> pool.getConnection(), Duration.ofSeconds(60));
              // Fleet instances on the consumers' lease, so a killed process's instances expire as fast as its ranges;
              // every process competes for the manager, which runs its passes (janitor TTL sweeps included) every 2 s.
              Sluice sluice = Sluice.builder().dataSource(pool).schema(Ledger.SLUICE_SCHEMA).clientId(instance)
                      .fleetLease(Duration.ofMillis(leaseMs)).maintenanceInterval(Duration.ofSeconds(2)).build()) {
-            if (role.equals("producer")) {
-                produce(sluice, pool, instance, durationMs, rate, longTx, seed);
-            } else {
-                consume(sluice, pool, instance, failureRate, hangRate, leaseMs);
+            LabEngine.Context ctx = new LabEngine.Context(sluice, pool, ledger, instance, durationMs, jobRate, failureRate,
+                    hangRate, leaseMs, seed);
+            List<AutoCloseable> parts = new ArrayList<>();
+            try {
+                for (LabEngine e : LabEngines.create(engines)) {
+                    parts.add(role.equals("producer") ? e.startProducer(ctx) : e.startConsumer(ctx));
+                }
+                if (role.equals("producer")) {
+                    produce(sluice, pool, instance, durationMs, rate, longTx, seed);
+                } else {
+                    consume(sluice, pool, instance, failureRate, hangRate, leaseMs);
+                }
+            } finally {
+                for (int i = parts.size() - 1; i >= 0; i--) {
+                    parts.get(i).close();
+                }
             }
         }
+    }
+
+    /** The {@code ApplicationName} of a lab process's connections: the orchestrator's terminations target these. */
+    static String workerApplicationName(String instance) {
+        return "sluice-lab-worker-" + instance;
     }
 
     // ------------------------------------------------------------------ producer
