@@ -62,6 +62,14 @@ final class LabCommand extends Base {
     @Option(names = "--seed", defaultValue = "1", description = "Randomness of the run (default: ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--engines", paramLabel = "LIST", defaultValue = "streams,queue,schedule,lock", split = ",",
+            description = "The engines of the run, comma-separated; streams is always on (default: ${DEFAULT-VALUE}).")
+    java.util.List<String> engines;
+
+    @Option(names = "--job-rate", defaultValue = "50", description = "Per producer process, operations per second of each"
+            + " engine beside the stream: jobs enqueued, lock rounds (default: ${DEFAULT-VALUE}).")
+    int jobRate;
+
     @Option(names = "--keep-data", description = "Keep the embedded database (in the work directory) after a passing run too;"
             + " a run that does not pass always keeps it.")
     boolean keepData;
@@ -83,7 +91,7 @@ final class LabCommand extends Base {
             options = new LabOptions(globals().effectiveDatabaseUrl(), Durations.parse(duration), Durations.parse(drainTimeout),
                     producers, consumers, rate, failureRate, hangRate, d(killEvery), d(terminateEvery),
                     globals().effectiveDatabaseUrl() == null ? d(restartAt) : Duration.ZERO, longTransactions, Durations.parse(lease), seed,
-                    d(pinXminEvery), d(pinXminFor));
+                    d(pinXminEvery), d(pinXminFor), java.util.Set.copyOf(engines), jobRate);
         } catch (IllegalArgumentException e) {
             throw new SluiceException(ErrorCode.INVALID_ARGUMENT, e.getMessage());
         }

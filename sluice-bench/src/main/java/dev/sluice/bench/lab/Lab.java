@@ -40,59 +40,16 @@ public final class Lab {
     public record Result(String verdict, LabChecker.Check check, Map<String, Integer> faultsFired,
                          Map<String, Double> redeliverySeconds, Map<String, Double> instanceTakeoverSeconds,
                          long maintenancePasses, double drainSeconds, String reason, Path workDir,
-                         Map<String, LabEngine.Section> sections) {
+                         Map<String, LabEngine.Section> sections, long partitionsDropped, double checkSeconds) {
 
         /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
         public Map<String, Object> summary(LabOptions o) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("scenario", "lab");
-            m.put("ours", check == null ? null : check.produced());
-            m.put("reference", null);
-            m.put("ratio", null);
-            m.put("unit", "messages");
-            m.put("postgres_version", null);
-            m.put("cores", Runtime.getRuntime().availableProcessors());
-            m.put("duration_s", o.duration().toSeconds());
-            m.put("verdict", verdict);
-            m.put("lost", check == null ? null : check.lost());
-            m.put("unexpected", check == null ? null : check.unexpected());
-            m.put("unbucketed", check == null ? null : check.unbucketed());
-            m.put("duplicates", check == null ? null : check.duplicates());
-            m.put("order_violations", check == null ? null : check.orderViolations());
-            m.put("order_violations_by_group", check == null ? null : check.orderViolationsByGroup());
-            // The partitioned group: calls of a key that ran in two processes at once (must be 0).
-            m.put("key_overlaps", check == null ? null : check.keyOverlaps());
-            if (check != null && check.keyOverlapExample() != null) {
-                m.put("key_overlap_example", check.keyOverlapExample());
-            }
-            m.put("faults_fired", faultsFired);
-            m.put("redelivery_max_s", redeliverySeconds.values().stream().filter(v -> v != null).mapToDouble(Double::doubleValue)
-                    .max().stream().boxed().findFirst().orElse(null));
-            double[] perKill = redeliverySeconds.values().stream().filter(v -> v != null).mapToDouble(Double::doubleValue)
-                    .sorted().toArray();
-            m.put("redelivery_kills", perKill.length);
-            m.put("redelivery_p50_s", perKill.length == 0 ? null : perKill[perKill.length / 2]);
-            m.put("redelivery_bound_s", redeliveryBoundSeconds(o));
-            // From a kill until none of the process's fleet instances is live and another process holds the manager.
-            m.put("instance_takeovers", instanceTakeoverSeconds.size());
-            // null when there was no kill, or a kill's instances were not taken over at all (counted as late)
-            boolean never = instanceTakeoverSeconds.values().stream().anyMatch(v -> v < 0);
-            m.put("instance_takeover_max_s", instanceTakeoverSeconds.isEmpty() || never ? null
-                    : Math.round(instanceTakeoverSeconds.values().stream().mapToDouble(Double::doubleValue).max().orElse(0) * 100) / 100.0);
-            m.put("instance_takeovers_late", instanceTakeoverSeconds.values().stream()
-                    .filter(v -> v < 0 || v > redeliveryBoundSeconds(o)).count());
-            // Passes of the elected manager (whichever process held it) recorded in the run, janitor sweeps included.
-            m.put("maintenance_passes", maintenancePasses);
-            m.put("drain_s", drainSeconds);
-            m.put("buckets", check == null ? null : check.buckets());
-            m.put("reason", reason);
-            // One section per engine beside the stream, with its checker's figures (the stream's are the figures above).
-            sections.forEach((name, section) -> {
-                Map<String, Object> figures = new LinkedHashMap<>(section.counts());
-                figures.put("failure", section.failure());
-                m.put(name, figures);
-            });
-            return m;
+            return LabSummary.of(this, o);
+        }
+
+        Result withFigures(long partitions, double seconds) {
+            return new Result(verdict, check, faultsFired, redeliverySeconds, instanceTakeoverSeconds, maintenancePasses,
+                    drainSeconds, reason, workDir, sections, partitions, seconds);
         }
     }
 
@@ -154,17 +111,23 @@ public final class Lab {
             double drainSeconds = (System.nanoTime() - drainStart) / 1e9;
             stopConsumers();
             LabChecker.Check check;
-            List<LabChecker.Redelivery> redeliveries;
+            List<LabTimeline.Redelivery> redeliveries;
             long maintenancePasses;
+            long partitionsDropped;
+            long checkStart = System.nanoTime();
             try (Connection c = connect("sluice-lab-checker")) {
                 check = LabChecker.check(c, streamId);
-                redeliveries = LabChecker.redeliveries(c);
+                redeliveries = LabTimeline.redeliveries(c);
                 maintenancePasses = LabChecker.maintenancePasses(c);
+                partitionsDropped = LabChecker.partitionsDropped(c);
                 for (LabEngine e : engines) {
                     sections.put(e.name(), e.check(c, drained));
                 }
             }
-            result = verdict(check, redeliveries, instanceWatch.results(), maintenancePasses, drained, drainSeconds);
+            double checkSeconds = Math.round((System.nanoTime() - checkStart) / 1e8) / 10.0;
+            progress.accept("lab: checked " + check.produced() + " messages in " + checkSeconds + " s");
+            result = verdict(check, redeliveries, instanceWatch.results(), maintenancePasses, drained, drainSeconds)
+                    .withFigures(partitionsDropped, checkSeconds);
             return result;
         } finally {
             if (instanceWatch != null) {
@@ -247,15 +210,15 @@ public final class Lab {
         return null;
     }
 
-    private Result verdict(LabChecker.Check check, List<LabChecker.Redelivery> redeliveries,
+    private Result verdict(LabChecker.Check check, List<LabTimeline.Redelivery> redeliveries,
                            Map<String, Double> takeovers, long maintenancePasses, boolean drained, double drainSeconds) {
         double bound = redeliveryBoundSeconds(o);
-        List<LabChecker.Redelivery> late = redeliveries.stream()
+        List<LabTimeline.Redelivery> late = redeliveries.stream()
                 .filter(r -> r.redeliverySeconds() != null && r.redeliverySeconds() > bound).toList();
-        List<LabChecker.Redelivery> slowest = redeliveries.stream().filter(r -> r.redeliverySeconds() != null)
-                .sorted(java.util.Comparator.comparingDouble(LabChecker.Redelivery::redeliverySeconds).reversed())
+        List<LabTimeline.Redelivery> slowest = redeliveries.stream().filter(r -> r.redeliverySeconds() != null)
+                .sorted(java.util.Comparator.comparingDouble(LabTimeline.Redelivery::redeliverySeconds).reversed())
                 .limit(late.isEmpty() ? 3 : late.size()).toList();
-        for (LabChecker.Redelivery r : slowest) {
+        for (LabTimeline.Redelivery r : slowest) {
             progress.accept(String.format(java.util.Locale.ROOT, "lab: %s redelivery after the kill of %s: group %s,"
                     + " message %d (attempt %d, held %.1f s before the kill) started again after %.1f s by %s",
                     r.redeliverySeconds() > bound ? "LATE" : "slowest", r.kill(), r.group(), r.messageId(), r.attempt(), r.heldSeconds(),
@@ -264,7 +227,7 @@ public final class Lab {
         String lateReason = late.isEmpty() ? null : late.size() + " message(s) held by a killed consumer were redelivered"
                 + " later than the lease + 5 s (" + bound + " s); the worst after "
                 + String.format(java.util.Locale.ROOT, "%.1f s", late.stream()
-                        .mapToDouble(LabChecker.Redelivery::redeliverySeconds).max().orElse(0));
+                        .mapToDouble(LabTimeline.Redelivery::redeliverySeconds).max().orElse(0));
         long lateTakeovers = takeovers.values().stream().filter(s -> s < 0 || s > bound).count();
         if (lateTakeovers > 0) {
             String instances = lateTakeovers + " killed process(es) kept live fleet instances (or the manager) longer than"
@@ -280,9 +243,8 @@ public final class Lab {
             reason = "fail".equals(verdict) ? reason + "; " + engineFailures : engineFailures;
             verdict = "fail";
         }
-        return new Result(verdict, check, Map.copyOf(fired), LabChecker.redeliverySeconds(redeliveries), takeovers, maintenancePasses,
-                drainSeconds,
-                reason, work, Map.copyOf(sections));
+        return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries), takeovers, maintenancePasses,
+                drainSeconds, reason, work, Map.copyOf(sections), 0, 0);
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */
@@ -326,11 +288,14 @@ public final class Lab {
         org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
         ds.setUrl(url);
         try (Sluice sluice = Sluice.builder().dataSource(ds).schema(Ledger.SLUICE_SCHEMA).build()) {
-            // Short TTLs, so the manager's janitor (every 2 s in each process that holds it) sweeps delivery-log rows and
-            // empty compaction heads while the faults fire; idempotency keys outlive the run (re-sends must stay duplicates).
+            // Retention on, and short TTLs, so the manager's janitor (every 2 s in whichever process holds it) drops log
+            // partitions, sweeps delivery-log rows, dead letters and empty compaction heads while the faults fire: a
+            // partition holds about 5 s of messages and goes some 35 s after it filled (its messages 15 s old, its dead
+            // letters swept 20 s after they went dead). Idempotency keys outlive the run (re-sends must stay duplicates).
             long id = sluice.stream(Ledger.STREAM).register(dev.sluice.StreamConfig.builder()
-                    .deliveryLogRetention(java.time.Duration.ofSeconds(10)).emptyCompactionHeadTtl(java.time.Duration.ofSeconds(10))
-                    .idempotencyKeyTtl(java.time.Duration.ofHours(1)).build()).id();
+                    .partitionSize(partitionSize(o)).retention(Duration.ofSeconds(15))
+                    .deliveryLogRetention(Duration.ofSeconds(10)).emptyCompactionHeadTtl(Duration.ofSeconds(10))
+                    .idempotencyKeyTtl(Duration.ofHours(2)).build()).id();
             for (Map.Entry<String, GroupConfig> g : LabGroups.configs().entrySet()) {
                 sluice.stream(Ledger.STREAM).consumerGroup(g.getKey()).register(g.getValue());
             }
@@ -339,6 +304,11 @@ public final class Lab {
             }
             return id;
         }
+    }
+
+    /** Ids per log partition: about 5 s of the run's messages, at least 500. */
+    static long partitionSize(LabOptions o) {
+        return Math.max(500, 5L * o.rate() * o.producers());
     }
 
     private Connection connect(String applicationName) throws SQLException {
@@ -402,7 +372,8 @@ public final class Lab {
         Proc victim = consumers.remove(random.nextInt(consumers.size()));
         victim.process().destroyForcibly(); // SIGKILL: no shutdown hook, no release of leases
         victim.process().waitFor(10, TimeUnit.SECONDS);
-        record("kill", victim.name());
+        // The instant it was gone: the checker ends its unfinished calls there and measures redeliveries from it.
+        record("kill", victim.name(), java.time.Instant.now());
         instanceWatch.killed(victim.name());
         progress.accept("lab: SIGKILL consumer " + victim.name());
         consumers.add(spawn("consumer"));
@@ -429,12 +400,17 @@ public final class Lab {
     }
 
     private void record(String kind, String detail) throws SQLException {
+        record(kind, detail, java.time.Instant.now());
+    }
+
+    private void record(String kind, String detail, java.time.Instant at) throws SQLException {
         fired.merge(kind, 1, Integer::sum);
         for (int attempt = 0; ; attempt++) {
             try (Connection c = connect("sluice-lab-orchestrator");
-                 PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.fault (kind, detail) VALUES (?, ?)")) {
+                 PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.fault (kind, detail, at) VALUES (?, ?, ?)")) {
                 ps.setString(1, kind);
                 ps.setString(2, detail);
+                ps.setTimestamp(3, java.sql.Timestamp.from(at));
                 ps.executeUpdate();
                 return;
             } catch (SQLException e) {

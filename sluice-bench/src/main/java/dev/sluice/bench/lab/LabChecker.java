@@ -4,75 +4,152 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Classifies every message of the lab stream into exactly one bucket per group — delivered, dead,
- * compacted, other_version, filtered — by SQL joins of Sluice's tables and the ledger, and counts
- * what must be zero: lost (committed but in no bucket, or committed per the ledger but missing from
- * the log), unexpected (a message nobody produced, a handler call for a message that does not exist),
- * unbucketed, order violations of the ordered and the partitioned group, and key overlaps of the partitioned
- * group: two handler calls of one key, in different processes, running at the same time (from the ledger's
- * start and end instants of every call, see {@link #keyOverlaps}). Duplicates are reported, not failed.
+ * The stream's checker, in SQL over the ledger and Sluice's tables, so it keeps up with millions of messages.
+ *
+ * <p>It first builds the run's message catalogue ({@code sluice_lab.msgs}): every message in the log, every message
+ * the ledger says committed and every message a handler ran — with retention on, the janitor drops old log partitions
+ * during the run, and their messages are still checked, with the attributes their producer recorded. Then it puts
+ * every message into exactly one bucket per group — delivered, dead, compacted (the highest
+ * {@code (schema_version, rank, id)} of its key wins), other_version, filtered — and counts what must be zero: lost
+ * (in no bucket, or known committed but missing from a log partition that still exists), unexpected (a message no
+ * producer attempted, a call or result that disagrees with the log about a message, a duplicate that does not point at
+ * its original), unbucketed, and order violations of the ordered and partitioned groups. Key overlaps and
+ * redeliveries are {@link LabTimeline}'s. Duplicate deliveries are reported, not failed (at-least-once).
  */
 public final class LabChecker {
 
     /**
      * What the checker found.
      *
+     * @param produced               messages checked (the catalogue)
      * @param orderViolations        the sum of {@code orderViolationsByGroup}
      * @param orderViolationsByGroup per group whose keys are ordered ({@link LabGroups#KEY_ORDERED}), the order violations
      * @param keyOverlaps            partitioned group: handler calls that started while a call of the same key was running in
      *                               another process (must be 0)
      * @param keyOverlapExample      the first such pair, for the report (null when none)
+     * @param retentionDropped       checked messages whose log partition the janitor dropped during the run
      */
     public record Check(long produced, long lost, long unexpected, long unbucketed, long duplicates, long orderViolations,
                         Map<String, Map<String, Long>> buckets, long committedMissing, Map<String, Long> orderViolationsByGroup,
-                        long keyOverlaps, String keyOverlapExample) {
+                        long keyOverlaps, String keyOverlapExample, long retentionDropped) {
 
         /** A check without the per-group figures (tests of the verdict rules). */
         public Check(long produced, long lost, long unexpected, long unbucketed, long duplicates, long orderViolations,
                      Map<String, Map<String, Long>> buckets, long committedMissing) {
             this(produced, lost, unexpected, unbucketed, duplicates, orderViolations, buckets, committedMissing, Map.of(), 0,
-                    null);
+                    null, 0);
+        }
+
+        /** A check without dropped partitions. */
+        public Check(long produced, long lost, long unexpected, long unbucketed, long duplicates, long orderViolations,
+                     Map<String, Map<String, Long>> buckets, long committedMissing, Map<String, Long> orderViolationsByGroup,
+                     long keyOverlaps, String keyOverlapExample) {
+            this(produced, lost, unexpected, unbucketed, duplicates, orderViolations, buckets, committedMissing,
+                    orderViolationsByGroup, keyOverlaps, keyOverlapExample, 0);
         }
     }
+
+    /** The catalogue: {@code %1$s} the log, {@code %2$s} the log's name for pg_inherits, {@code %3$d} its partition size. */
+    private static final String CATALOGUE = """
+        DROP TABLE IF EXISTS sluice_lab.kept;
+        CREATE UNLOGGED TABLE sluice_lab.kept AS
+            SELECT substring(c.relname from '_([0-9]+)$')::bigint AS k FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = '%2$s'::regclass;
+        DROP TABLE IF EXISTS sluice_lab.msgs;
+        CREATE UNLOGGED TABLE sluice_lab.msgs AS
+            WITH logged AS (SELECT id, convert_from(payload, 'UTF8')::jsonb->>'tag' AS tag, message_key, routing_key,
+                                   schema_version, compaction_rank FROM %1$s),
+            known AS (SELECT DISTINCT ON (id) id, tag FROM (
+                          SELECT message_id AS id, tag FROM sluice_lab.results WHERE status = 'committed'
+                          UNION ALL SELECT message_id, tag FROM sluice_lab.calls) x ORDER BY id, tag)
+            SELECT coalesce(l.id, k.id) AS id, coalesce(l.tag, k.tag) AS tag, l.id IS NOT NULL AS in_log,
+                   k.tag AS known_tag, a.tag IS NOT NULL AS attempted,
+                   CASE WHEN l.id IS NOT NULL THEN l.message_key ELSE a.message_key END AS message_key,
+                   CASE WHEN l.id IS NOT NULL THEN l.routing_key ELSE a.routing_key END AS routing_key,
+                   CASE WHEN l.id IS NOT NULL THEN l.schema_version ELSE a.schema_version END AS schema_version,
+                   CASE WHEN l.id IS NOT NULL THEN l.compaction_rank ELSE a.compaction_rank END AS compaction_rank,
+                   coalesce(l.id, k.id) / %3$d IN (SELECT k FROM sluice_lab.kept) AS partition_kept
+            FROM logged l FULL JOIN known k ON k.id = l.id
+            LEFT JOIN sluice_lab.attempts a ON a.tag = coalesce(l.tag, k.tag);
+        ALTER TABLE sluice_lab.msgs ADD COLUMN superseded boolean NOT NULL DEFAULT false;
+        UPDATE sluice_lab.msgs m SET superseded = true FROM (
+            SELECT id, ARRAY[schema_version, compaction_rank, id] < max(ARRAY[schema_version, compaction_rank, id])
+                       OVER (PARTITION BY message_key) AS loser
+            FROM sluice_lab.msgs WHERE compaction_rank IS NOT NULL) w WHERE w.id = m.id AND w.loser;
+        CREATE INDEX ON sluice_lab.msgs (id);
+        ANALYZE sluice_lab.msgs;
+        """;
+
+    /** One group's buckets: {@code %1$s} the exception queue, {@code %2$s} the group table. */
+    private static final String BUCKETS = """
+        WITH g AS (SELECT id FROM %2$s WHERE name = ?),
+        succ AS (SELECT DISTINCT message_id FROM sluice_lab.calls WHERE group_name = ? AND outcome = 'success'),
+        dead AS (SELECT e.message_id FROM %1$s e, g WHERE e.consumer_group_id = g.id AND e.status = 'dead'
+                 UNION SELECT message_id FROM sluice_lab.calls WHERE group_name = ? AND outcome = 'terminal')
+        SELECT CASE
+            WHEN s.message_id IS NOT NULL THEN 'delivered'
+            WHEN d.message_id IS NOT NULL THEN 'dead'
+            WHEN m.superseded THEN 'compacted'
+            WHEN m.schema_version <> 1 THEN 'other_version'
+            WHEN ?::text IS NOT NULL AND NOT coalesce(m.routing_key ~ ?::text, false) THEN 'filtered'
+            ELSE 'unbucketed' END AS bucket, count(*)
+        FROM sluice_lab.msgs m LEFT JOIN succ s ON s.message_id = m.id LEFT JOIN dead d ON d.message_id = m.id
+        GROUP BY 1 ORDER BY 1""";
+
+    /** Messages that are wrong whatever happens later. */
+    private static final String UNEXPECTED = """
+        SELECT (SELECT count(*) FROM sluice_lab.msgs WHERE NOT attempted)
+             + (SELECT count(*) FROM sluice_lab.msgs WHERE in_log AND known_tag IS DISTINCT FROM tag AND known_tag IS NOT NULL)
+             + (SELECT count(*) FROM sluice_lab.calls c JOIN sluice_lab.msgs m ON m.id = c.message_id
+                WHERE c.tag IS DISTINCT FROM m.tag)
+             + (SELECT count(*) FROM sluice_lab.results r JOIN sluice_lab.msgs m ON m.id = r.message_id
+                WHERE r.status = 'committed' AND r.tag <> m.tag)
+             + (SELECT count(*) FROM sluice_lab.results d JOIN sluice_lab.attempts da ON da.tag = d.tag
+                WHERE d.status = 'duplicate' AND NOT EXISTS (
+                    SELECT 1 FROM sluice_lab.msgs m JOIN sluice_lab.attempts oa ON oa.tag = m.tag
+                    WHERE m.id = d.message_id AND oa.idempotency_key = da.idempotency_key AND oa.tag <> d.tag))""";
+
+    /** A keyed group's messages whose first success ended before the first success of an earlier message of their key. */
+    private static final String ORDER = """
+        WITH firsts AS (SELECT message_id, min(ended_at) AS first_end FROM sluice_lab.calls
+                        WHERE group_name = ? AND outcome = 'success' GROUP BY message_id),
+        seq AS (SELECT f.message_id, lag(f.message_id) OVER (PARTITION BY m.message_key ORDER BY f.first_end, f.message_id) AS prev
+                FROM firsts f JOIN sluice_lab.msgs m ON m.id = f.message_id WHERE m.message_key IS NOT NULL)
+        SELECT count(*) FROM seq WHERE prev > message_id""";
 
     private LabChecker() {
     }
 
     public static Check check(Connection c, long streamId) throws SQLException {
         String log = "\"" + Ledger.SLUICE_SCHEMA + "\".message_log_" + streamId;
-        String heads = "\"" + Ledger.SLUICE_SCHEMA + "\".compaction_head_" + streamId;
         String queue = "\"" + Ledger.SLUICE_SCHEMA + "\".exception_queue_" + streamId;
         String groups = "\"" + Ledger.SLUICE_SCHEMA + "\".consumer_group_config";
-        long produced = scalar(c, "SELECT count(*) FROM " + log);
+        long partitionSize = scalar(c, "SELECT partition_size FROM \"" + Ledger.SLUICE_SCHEMA + "\".stream_config WHERE id = "
+                + streamId);
+        try (Statement s = c.createStatement()) {
+            s.execute("SET work_mem = '256MB'");
+            s.execute(Ledger.checkTables());
+            s.execute(String.format(java.util.Locale.ROOT, CATALOGUE, log, Ledger.SLUICE_SCHEMA + ".message_log_" + streamId,
+                    partitionSize));
+        }
+        long produced = scalar(c, "SELECT count(*) FROM sluice_lab.msgs");
         Map<String, Map<String, Long>> buckets = new TreeMap<>();
         long unbucketed = 0;
         for (String group : LabGroups.ALL) {
             Map<String, Long> counts = new LinkedHashMap<>();
-            try (PreparedStatement ps = c.prepareStatement(
-                    "WITH g AS (SELECT id FROM " + groups + " WHERE name = ?),"
-                    + " msgs AS (SELECT m.id, m.routing_key, m.schema_version,"
-                    + "   (m.compaction_rank IS NOT NULL AND h.message_id IS DISTINCT FROM m.id) AS superseded"
-                    + "   FROM " + log + " m LEFT JOIN " + heads + " h ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key)"
-                    + " SELECT CASE"
-                    + "   WHEN EXISTS (SELECT 1 FROM sluice_lab.handler_call hc WHERE hc.group_name = ? AND hc.message_id = msgs.id"
-                    + "       AND hc.phase = 'end' AND hc.outcome = 'success') THEN 'delivered'"
-                    + "   WHEN EXISTS (SELECT 1 FROM " + queue + " e, g WHERE e.consumer_group_id = g.id AND e.message_id = msgs.id"
-                    + "       AND e.status = 'dead') THEN 'dead'"
-                    + "   WHEN msgs.superseded THEN 'compacted'"
-                    + "   WHEN msgs.schema_version <> 1 THEN 'other_version'"
-                    + "   WHEN ?::text IS NOT NULL AND NOT coalesce(msgs.routing_key ~ ?::text, false) THEN 'filtered'"
-                    + "   ELSE 'unbucketed' END AS bucket, count(*)"
-                    + " FROM msgs GROUP BY 1 ORDER BY 1")) {
+            try (PreparedStatement ps = c.prepareStatement(String.format(BUCKETS, queue, groups))) {
                 String regex = LabGroups.regex(group);
                 ps.setString(1, group);
                 ps.setString(2, group);
-                ps.setString(3, regex);
+                ps.setString(3, group);
                 ps.setString(4, regex);
+                ps.setString(5, regex);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         counts.put(rs.getString(1), rs.getLong(2));
@@ -82,173 +159,32 @@ public final class LabChecker {
             unbucketed += counts.getOrDefault("unbucketed", 0L);
             buckets.put(group, counts);
         }
-        // Committed per the ledger (as new messages) but not in the log.
-        long committedMissing = scalar(c, "SELECT count(*) FROM sluice_lab.produce_attempt a WHERE a.status = 'committed'"
-                + " AND NOT EXISTS (SELECT 1 FROM " + log + " m WHERE m.id = a.message_id)");
-        // In the log, but no producer attempted it.
-        long unexpected = scalar(c, "SELECT count(*) FROM " + log + " m WHERE NOT EXISTS (SELECT 1 FROM sluice_lab.produce_attempt a"
-                + " WHERE a.tag = convert_from(m.payload, 'UTF8')::jsonb->>'tag')")
-                + scalar(c, "SELECT count(DISTINCT message_id) FROM sluice_lab.handler_call hc WHERE NOT EXISTS (SELECT 1 FROM "
-                + log + " m WHERE m.id = hc.message_id)")
-                // A duplicate must point at the original message, which must carry the same idempotency key.
-                + scalar(c, "SELECT count(*) FROM sluice_lab.produce_attempt d WHERE d.status = 'duplicate' AND NOT EXISTS ("
-                + " SELECT 1 FROM sluice_lab.produce_attempt o JOIN " + log + " m ON m.id = o.message_id"
-                + " WHERE o.message_id = d.message_id AND o.idempotency_key = d.idempotency_key AND o.status <> 'duplicate')");
-        long duplicates = scalar(c, "SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM sluice_lab.handler_call"
-                + " WHERE phase = 'end' AND outcome = 'success' GROUP BY group_name, message_id) x");
+        // Known to exist (committed, or run by a handler) but missing from a log partition that was not dropped.
+        long committedMissing = scalar(c, "SELECT count(*) FROM sluice_lab.msgs WHERE NOT in_log AND partition_kept");
+        long retentionDropped = scalar(c, "SELECT count(*) FROM sluice_lab.msgs WHERE NOT in_log AND NOT partition_kept");
+        long unexpected = scalar(c, UNEXPECTED);
+        long duplicates = scalar(c, "SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM sluice_lab.calls"
+                + " WHERE outcome = 'success' GROUP BY group_name, message_id) x");
         Map<String, Long> byGroup = new LinkedHashMap<>();
         long orderViolations = 0;
         for (String group : LabGroups.KEY_ORDERED) {
-            long v = orderViolations(c, log, group);
+            long v;
+            try (PreparedStatement ps = c.prepareStatement(ORDER)) {
+                ps.setString(1, group);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    v = rs.getLong(1);
+                }
+            }
             byGroup.put(group, v);
             orderViolations += v;
         }
-        Overlaps overlaps = keyOverlaps(c, log, LabGroups.PARTITIONED);
+        LabTimeline.Overlaps overlaps = LabTimeline.keyOverlaps(c, LabGroups.PARTITIONED);
         return new Check(produced, unbucketed + committedMissing, unexpected, unbucketed, duplicates, orderViolations,
-                buckets, committedMissing, byGroup, overlaps.count(), overlaps.example());
+                buckets, committedMissing, byGroup, overlaps.count(), overlaps.example(), retentionDropped);
     }
 
-    /** A keyed group's messages whose first success came before the first success of an earlier message of their key. */
-    static long orderViolations(Connection c, String log, String group) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("WITH firsts AS (SELECT message_id, min(id) AS first_end"
-                + "   FROM sluice_lab.handler_call WHERE group_name = ? AND phase = 'end' AND outcome = 'success'"
-                + "   GROUP BY message_id),"
-                + " seq AS (SELECT f.message_id, lag(f.message_id) OVER (PARTITION BY m.message_key ORDER BY f.first_end) AS prev"
-                + "   FROM firsts f JOIN " + log + " m ON m.id = f.message_id WHERE m.message_key IS NOT NULL)"
-                + " SELECT count(*) FROM seq WHERE prev > message_id")) {
-            ps.setString(1, group);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
-    }
-
-    /** How many calls overlapped another process's call of their key, and the first pair. */
-    record Overlaps(long count, String example) {
-    }
-
-    /**
-     * Per key of {@code group}, handler calls that started while a call of the same key, in another process, had
-     * started and not yet ended. A call runs from its {@code start} row to its {@code end} row (same call_id); a call
-     * without an end ran until its process was SIGKILLed, or (stopped otherwise) until the last ledger row that
-     * process wrote. Both rows are written inside the handler, so each recorded interval lies within the real one: a
-     * reported overlap happened.
-     */
-    static Overlaps keyOverlaps(Connection c, String log, String group) throws SQLException {
-        long count = 0;
-        String example = null;
-        try (PreparedStatement ps = c.prepareStatement("WITH kills AS (SELECT detail AS instance, min(at) AS at"
-                + "   FROM sluice_lab.fault WHERE kind = 'kill' GROUP BY detail),"
-                + " lasts AS (SELECT instance, max(at) AS at FROM sluice_lab.handler_call GROUP BY instance)"
-                + " SELECT m.message_key, s.instance, s.message_id, s.at, coalesce(e.at, k.at, l.at)"
-                + " FROM sluice_lab.handler_call s JOIN " + log + " m ON m.id = s.message_id"
-                + " LEFT JOIN sluice_lab.handler_call e ON e.call_id = s.call_id AND e.phase = 'end'"
-                + " LEFT JOIN kills k ON k.instance = s.instance LEFT JOIN lasts l ON l.instance = s.instance"
-                + " WHERE s.group_name = ? AND s.phase = 'start' AND m.message_key IS NOT NULL"
-                + " ORDER BY m.message_key, s.at, s.id")) {
-            ps.setString(1, group);
-            try (ResultSet rs = ps.executeQuery()) {
-                String key = null;
-                // per process: the latest end of a call of the current key, and which message that call ran
-                Map<String, java.sql.Timestamp> ends = new java.util.HashMap<>();
-                Map<String, Long> running = new java.util.HashMap<>();
-                Map<String, java.sql.Timestamp> starts = new java.util.HashMap<>();
-                while (rs.next()) {
-                    String k = rs.getString(1);
-                    String instance = rs.getString(2);
-                    long message = rs.getLong(3);
-                    java.sql.Timestamp start = rs.getTimestamp(4);
-                    java.sql.Timestamp end = rs.getTimestamp(5);
-                    if (!k.equals(key)) {
-                        key = k;
-                        ends.clear();
-                        running.clear();
-                        starts.clear();
-                    }
-                    for (Map.Entry<String, java.sql.Timestamp> other : ends.entrySet()) {
-                        if (!other.getKey().equals(instance) && other.getValue().after(start)) {
-                            count++;
-                            if (example == null) {
-                                example = "key " + k + ": message " + message + " started in " + instance + " at " + start
-                                        + " while message " + running.get(other.getKey()) + " ran in " + other.getKey()
-                                        + " from " + starts.get(other.getKey()) + " until " + other.getValue();
-                            }
-                            break;
-                        }
-                    }
-                    java.sql.Timestamp previous = ends.get(instance);
-                    if (previous == null || end.after(previous)) {
-                        ends.put(instance, end);
-                        running.put(instance, message);
-                        starts.put(instance, start);
-                    }
-                }
-            }
-        }
-        return new Overlaps(count, example);
-    }
-
-    /**
-     * One message a killed consumer had started and not finished, and when another delivery of it began.
-     *
-     * @param kill          the killed instance
-     * @param group         the group
-     * @param messageId     the message
-     * @param attempt       the killed instance's attempt
-     * @param heldSeconds   how long before the kill the killed instance had started it
-     * @param redeliverySeconds seconds from the kill to the next start of the message (null: none after the kill)
-     * @param redeliveredBy the instance that started it next, and with which attempt
-     */
-    public record Redelivery(String kill, String group, long messageId, int attempt, double heldSeconds,
-                             Double redeliverySeconds, String redeliveredBy) {
-    }
-
-    /**
-     * Every message each SIGKILLed consumer had started but not finished (no end row after its start, and
-     * no other instance started it between that start and the kill — else the killed instance no longer
-     * held it), with the time from the kill to its next start by any instance.
-     */
-    public static java.util.List<Redelivery> redeliveries(Connection c) throws SQLException {
-        java.util.List<Redelivery> out = new java.util.ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT f.detail, s.group_name, s.message_id, s.attempt, extract(epoch FROM (f.at - s.at)),"
-                + "   extract(epoch FROM (r.at - f.at)), r.instance || ' attempt ' || r.attempt"
-                + " FROM sluice_lab.fault f"
-                + " JOIN sluice_lab.handler_call s ON s.instance = f.detail AND s.phase = 'start' AND s.at <= f.at"
-                + " LEFT JOIN LATERAL (SELECT x.at, x.instance, x.attempt FROM sluice_lab.handler_call x"
-                + "   WHERE x.group_name = s.group_name AND x.message_id = s.message_id AND x.phase = 'start' AND x.id > s.id"
-                + "   ORDER BY x.id LIMIT 1) r ON true"
-                + " WHERE f.kind = 'kill'"
-                + "   AND NOT EXISTS (SELECT 1 FROM sluice_lab.handler_call e WHERE e.instance = s.instance"
-                + "     AND e.group_name = s.group_name AND e.message_id = s.message_id AND e.phase = 'end' AND e.id > s.id)"
-                + "   AND (r.at IS NULL OR r.at > f.at)"
-                + " ORDER BY f.id, s.id")) {
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    double v = rs.getDouble(6);
-                    out.add(new Redelivery(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getInt(4), rs.getDouble(5),
-                            rs.wasNull() ? null : v, rs.getString(7)));
-                }
-            }
-        }
-        return out;
-    }
-
-    /**
-     * For each SIGKILL: the longest time from the kill to the redelivery of a message the killed instance
-     * held (see {@link #redeliveries}); null when it held nothing that was delivered again.
-     */
-    public static Map<String, Double> redeliverySeconds(java.util.List<Redelivery> redeliveries) {
-        Map<String, Double> out = new LinkedHashMap<>();
-        for (Redelivery r : redeliveries) {
-            out.merge(r.kill(), r.redeliverySeconds() == null ? Double.NEGATIVE_INFINITY : r.redeliverySeconds(), Math::max);
-        }
-        out.replaceAll((k, v) -> v == Double.NEGATIVE_INFINITY ? null : v);
-        return out;
-    }
-
-    private static long scalar(Connection c, String sql) throws SQLException {
+    static long scalar(Connection c, String sql) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
@@ -259,5 +195,11 @@ public final class LabChecker {
     static long maintenancePasses(Connection c) throws SQLException {
         return scalar(c, "SELECT coalesce(max(runs), 0) FROM \"" + Ledger.SLUICE_SCHEMA + "\".maintenance_sweep"
                 + " WHERE name = 'worker_instances'");
+    }
+
+    /** How many log partitions below the highest one were gone at the check (the janitor's retention dropped them). */
+    static long partitionsDropped(Connection c) throws SQLException {
+        return scalar(c, "SELECT count(*) FROM generate_series(0, (SELECT coalesce(max(k), -1) FROM sluice_lab.kept)) g(k)"
+                + " WHERE g.k NOT IN (SELECT k FROM sluice_lab.kept)");
     }
 }

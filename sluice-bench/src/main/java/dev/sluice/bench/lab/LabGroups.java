@@ -26,12 +26,18 @@ final class LabGroups {
     }
 
     static Map<String, GroupConfig> configs() {
-        RetryPolicy quick = RetryPolicy.DEFAULT.withMaxAttempts(4).withBackoff(Duration.ofMillis(200), 2.0, Duration.ofSeconds(2));
+        // Only first attempts fail transiently, so 10 attempts are never used up by failures; a message redelivered after
+        // kills also counts attempts, and 10 keeps that from ever making it dead (its dead letter would be swept, and the
+        // checker counts a message as dead only by a dead letter or a terminal handler call).
+        RetryPolicy quick = RetryPolicy.DEFAULT.withMaxAttempts(10).withBackoff(Duration.ofMillis(200), 2.0, Duration.ofSeconds(2));
+        // Dead letters are swept 20 s after they went dead, so retention can drop the partitions that held them.
+        Duration deadLetters = Duration.ofSeconds(20);
         return Map.of(
-                PARALLEL, GroupConfig.builder().retry(quick).build(),
-                ORDERED, GroupConfig.builder().concurrency(ConcurrencyPolicy.ORDERED).retry(quick).build(),
-                ROUTED, GroupConfig.builder().concurrency(ConcurrencyPolicy.EXCLUSIVE).bindings(ROUTED_PATTERN).retry(quick).build(),
-                PARTITIONED, GroupConfig.builder().partitions(PARTITIONS).retry(quick).build());
+                PARALLEL, GroupConfig.builder().retry(quick).deadLetterRetention(deadLetters).build(),
+                ORDERED, GroupConfig.builder().concurrency(ConcurrencyPolicy.ORDERED).retry(quick).deadLetterRetention(deadLetters).build(),
+                ROUTED, GroupConfig.builder().concurrency(ConcurrencyPolicy.EXCLUSIVE).bindings(ROUTED_PATTERN).retry(quick)
+                        .deadLetterRetention(deadLetters).build(),
+                PARTITIONED, GroupConfig.builder().partitions(PARTITIONS).retry(quick).deadLetterRetention(deadLetters).build());
     }
 
     /** The regex the checker matches routing keys with, per group (null: no bindings). */

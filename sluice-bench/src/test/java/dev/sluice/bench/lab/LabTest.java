@@ -82,22 +82,21 @@ class LabTest {
 
             // 1. One delivered ledger row goes missing: that message is in no bucket.
             long victim = scalar(c, "SELECT message_id FROM sluice_lab.handler_call WHERE group_name = 'parallel'"
-                    + " AND phase = 'end' AND outcome = 'success' GROUP BY message_id HAVING count(*) = 1 LIMIT 1");
+                    + " AND outcome = 'success' GROUP BY message_id HAVING count(DISTINCT (instance, call_no)) = 1 LIMIT 1");
             try (Statement s = c.createStatement()) {
                 s.execute("BEGIN");
-                s.execute("DELETE FROM sluice_lab.handler_call WHERE group_name = 'parallel' AND message_id = " + victim
-                        + " AND outcome = 'success'");
+                s.execute("DELETE FROM sluice_lab.handler_call WHERE group_name = 'parallel' AND message_id = " + victim);
                 LabChecker.Check broken = LabChecker.check(c, streamId);
                 assertThat(broken.lost()).isEqualTo(1);
                 assertThat(Lab.failure(broken)).isNotNull();
                 s.execute("ROLLBACK");
             }
 
-            // 2. One committed message disappears from the log.
+            // 2. One committed message disappears from the log (its partition is still there).
             try (Statement s = c.createStatement()) {
                 s.execute("BEGIN");
                 s.execute("DELETE FROM sluice_lab_data.message_log_" + streamId + " WHERE id = (SELECT message_id FROM"
-                        + " sluice_lab.produce_attempt WHERE status = 'committed' LIMIT 1)");
+                        + " sluice_lab.produce_result WHERE status = 'committed' LIMIT 1)");
                 LabChecker.Check broken = LabChecker.check(c, streamId);
                 assertThat(broken.committedMissing()).isEqualTo(1);
                 assertThat(Lab.failure(broken)).isNotNull();
@@ -105,17 +104,41 @@ class LabTest {
             }
             assertThat(Lab.failure(LabChecker.check(c, streamId))).isNull();
 
-            // 3. Two processes run calls of one key of the partitioned group at the same time.
+            // 3. Retention drops the first partition: its messages are checked from the ledger, and one of them that no
+            // handler ran is lost even though it is gone from the log.
+            try (Statement s = c.createStatement()) {
+                s.execute("BEGIN");
+                String first = "sluice_lab_data.message_log_" + streamId + "_0";
+                long inFirst = scalar(c, "SELECT count(*) FROM " + first);
+                assertThat(inFirst).isPositive();
+                s.execute("ALTER TABLE sluice_lab_data.message_log_" + streamId + " DETACH PARTITION " + first);
+                s.execute("DROP TABLE " + first);
+                LabChecker.Check dropped = LabChecker.check(c, streamId);
+                assertThat(dropped.retentionDropped()).isEqualTo(inFirst);
+                assertThat(dropped.committedMissing()).isZero();
+                assertThat(Lab.failure(dropped)).isNull();
+                s.execute("DELETE FROM sluice_lab.handler_call WHERE group_name = 'parallel' AND message_id = (SELECT min(message_id)"
+                        + " FROM sluice_lab.handler_call WHERE group_name = 'parallel' AND outcome = 'success' AND message_id < "
+                        + Lab.partitionSize(quiet) + ")");
+                LabChecker.Check broken = LabChecker.check(c, streamId);
+                assertThat(broken.buckets().get(LabGroups.PARALLEL)).containsEntry("unbucketed", 1L);
+                assertThat(Lab.failure(broken)).isNotNull();
+                s.execute("ROLLBACK");
+            }
+
+            // 4. Two processes run calls of one key of the partitioned group at the same time.
             try (Statement s = c.createStatement()) {
                 s.execute("BEGIN");
                 long keyed = scalar(c, "SELECT id FROM sluice_lab_data.message_log_" + streamId
                         + " WHERE message_key IS NOT NULL LIMIT 1");
-                s.execute("INSERT INTO sluice_lab.handler_call (group_name, instance, call_id, message_id, attempt, phase,"
-                        + " outcome, at) VALUES"
-                        + " ('partitioned', 'sabotage-a', 'sabotage-a-1', " + keyed + ", 9, 'start', NULL, now()),"
-                        + " ('partitioned', 'sabotage-a', 'sabotage-a-1', " + keyed + ", 9, 'end', 'failed', now() + interval '10 s'),"
-                        + " ('partitioned', 'sabotage-b', 'sabotage-b-1', " + keyed + ", 9, 'start', NULL, now() + interval '1 s'),"
-                        + " ('partitioned', 'sabotage-b', 'sabotage-b-1', " + keyed + ", 9, 'end', 'failed', now() + interval '2 s')");
+                String tag = "(SELECT convert_from(payload, 'UTF8')::jsonb->>'tag' FROM sluice_lab_data.message_log_" + streamId
+                        + " WHERE id = " + keyed + ")";
+                s.execute("INSERT INTO sluice_lab.handler_call (group_name, instance, call_no, message_id, tag, attempt, started_at,"
+                        + " ended_at, outcome) VALUES"
+                        + " ('partitioned', 'sabotage-a', 1, " + keyed + ", " + tag + ", 9, now(), now() + interval '10 s', 'failed'),"
+                        + " ('partitioned', 'sabotage-b', 1, " + keyed + ", " + tag + ", 9, now() + interval '1 s', NULL, NULL),"
+                        + " ('partitioned', 'sabotage-b', 1, " + keyed + ", " + tag + ", 9, now() + interval '1 s',"
+                        + " now() + interval '2 s', 'failed')");
                 LabChecker.Check broken = LabChecker.check(c, streamId);
                 assertThat(broken.keyOverlaps()).isEqualTo(1);
                 assertThat(broken.keyOverlapExample()).contains("sabotage-b").contains("sabotage-a");
@@ -123,9 +146,17 @@ class LabTest {
                 s.execute("ROLLBACK");
             }
             assertThat(Lab.failure(LabChecker.check(c, streamId))).isNull();
+
+            // 5. A handler ran a message whose payload is not the one its producer wrote under that id.
+            try (Statement s = c.createStatement()) {
+                s.execute("BEGIN");
+                s.execute("UPDATE sluice_lab.handler_call SET tag = 'sabotage-x' WHERE message_id = " + victim);
+                assertThat(LabChecker.check(c, streamId).unexpected()).isPositive();
+                s.execute("ROLLBACK");
+            }
         }
 
-        // 4. A cursor advanced past a message nobody resolved (produced while no consumer runs).
+        // 6. A cursor advanced past a message nobody resolved (produced while no consumer runs).
         org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
         ds.setUrl(pg.jdbcUrl());
         long id;
@@ -135,9 +166,12 @@ class LabTest {
             id = sluice.stream(Ledger.STREAM, String.class).producer()
                     .produceInTransaction(c, "{\"tag\": \"sabotage-1\", \"n\": 1}", ProduceOptions.NONE).id();
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO sluice_lab.produce_attempt (tag, producer, schema_version,"
-                    + " status, message_id) VALUES ('sabotage-1', 'test', 1, 'committed', ?)")) {
-                ps.setLong(1, id);
+                    + " at) VALUES ('sabotage-1', 'test', 1, now())");
+                 PreparedStatement pr = c.prepareStatement("INSERT INTO sluice_lab.produce_result (tag, status, message_id, at)"
+                    + " VALUES ('sabotage-1', 'committed', ?, now())")) {
                 ps.executeUpdate();
+                pr.setLong(1, id);
+                pr.executeUpdate();
             }
             c.commit();
         }

@@ -1,0 +1,135 @@
+package dev.sluice.bench.lab;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the handler calls' instants say, after {@link LabChecker#check} built the calls and the catalogue: calls of one
+ * key of the partitioned group running in two processes at once, and how long each message a SIGKILLed consumer held
+ * waited for its next delivery.
+ *
+ * <p>A call runs from its {@code started_at} to its {@code ended_at}; a call without an end ran until its process was
+ * killed (the fault's instant, taken once the process was gone) or, stopped otherwise, until the last instant its
+ * process recorded. Both instants are taken inside the handler, so each recorded interval lies within the real one: a
+ * reported overlap happened.
+ */
+final class LabTimeline {
+    /** The partitioned group's keyed calls, with each one's running maximum end of the calls of its key before it. */
+    private static final String KEY_CALLS = """
+        DROP TABLE IF EXISTS sluice_lab.key_calls;
+        CREATE UNLOGGED TABLE sluice_lab.key_calls AS
+            WITH kills AS (SELECT detail AS instance, min(at) AS at FROM sluice_lab.fault WHERE kind = 'kill' GROUP BY detail),
+            lasts AS (SELECT instance, max(coalesce(ended_at, started_at)) AS at FROM sluice_lab.calls GROUP BY instance),
+            iv AS (SELECT m.message_key AS k, c.instance, c.message_id, c.started_at AS s, coalesce(c.ended_at, kl.at, l.at) AS e
+                   FROM sluice_lab.calls c JOIN sluice_lab.msgs m ON m.id = c.message_id
+                   LEFT JOIN kills kl ON kl.instance = c.instance LEFT JOIN lasts l ON l.instance = c.instance
+                   WHERE c.group_name = '%s' AND m.message_key IS NOT NULL)
+            SELECT *, max(e) OVER (PARTITION BY k ORDER BY s, instance, message_id
+                                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_end FROM iv;
+        CREATE INDEX ON sluice_lab.key_calls (k, s);
+        ANALYZE sluice_lab.key_calls;
+        """;
+
+    /**
+     * Of the candidates (a call that started before some earlier call of its key ended), those that overlapped a call
+     * of another process, with that call: the first per candidate.
+     */
+    private static final String OVERLAPS = """
+        SELECT w.k, w.instance, w.message_id, w.s, o.instance, o.message_id, o.s, o.e
+        FROM sluice_lab.key_calls w
+        JOIN LATERAL (SELECT x.instance, x.message_id, x.s, x.e FROM sluice_lab.key_calls x
+                      WHERE x.k = w.k AND x.s <= w.s AND x.e > w.s AND x.instance <> w.instance
+                      ORDER BY x.s LIMIT 1) o ON true
+        WHERE w.before_end > w.s
+        ORDER BY w.k, w.s""";
+
+    /** Each killed instance's unfinished calls, and the next call of that message by anyone, if it began after the kill. */
+    private static final String REDELIVERIES = """
+        SELECT f.detail, s.group_name, s.message_id, s.attempt, extract(epoch FROM (f.at - s.started_at)),
+               extract(epoch FROM (r.started_at - f.at)), r.instance || ' attempt ' || r.attempt
+        FROM sluice_lab.fault f
+        JOIN sluice_lab.calls s ON s.instance = f.detail AND s.ended_at IS NULL AND s.started_at <= f.at
+        LEFT JOIN LATERAL (SELECT x.started_at, x.instance, x.attempt FROM sluice_lab.calls x
+                           WHERE x.group_name = s.group_name AND x.message_id = s.message_id AND x.started_at > s.started_at
+                           ORDER BY x.started_at LIMIT 1) r ON true
+        WHERE f.kind = 'kill' AND (r.started_at IS NULL OR r.started_at > f.at)
+        ORDER BY f.id, s.started_at""";
+
+    private LabTimeline() {
+    }
+
+    /** How many calls overlapped another process's call of their key, and the first pair. */
+    record Overlaps(long count, String example) {
+    }
+
+    static Overlaps keyOverlaps(Connection c, String group) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute(String.format(KEY_CALLS, group.replace("'", "''")));
+        }
+        long count = 0;
+        String example = null;
+        try (PreparedStatement ps = c.prepareStatement(OVERLAPS); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                count++;
+                if (example == null) {
+                    example = "key " + rs.getString(1) + ": message " + rs.getLong(3) + " started in " + rs.getString(2) + " at "
+                            + rs.getTimestamp(4).toInstant() + " while message " + rs.getLong(6) + " ran in " + rs.getString(5)
+                            + " from " + rs.getTimestamp(7).toInstant() + " until " + rs.getTimestamp(8).toInstant();
+                }
+            }
+        }
+        return new Overlaps(count, example);
+    }
+
+    /**
+     * One message a killed consumer had started and not finished, and when another delivery of it began.
+     *
+     * @param kill              the killed instance
+     * @param group             the group
+     * @param messageId         the message
+     * @param attempt           the killed instance's attempt
+     * @param heldSeconds       how long before the kill the killed instance had started it
+     * @param redeliverySeconds seconds from the kill to the next start of the message (null: none after the kill)
+     * @param redeliveredBy     the instance that started it next, and with which attempt
+     */
+    public record Redelivery(String kill, String group, long messageId, int attempt, double heldSeconds,
+                             Double redeliverySeconds, String redeliveredBy) {
+    }
+
+    /**
+     * Every message each SIGKILLed consumer had started but not finished (no end, and no other call of it started
+     * between that start and the kill — else the killed instance no longer held it), with the time from the kill to
+     * its next start by any instance.
+     */
+    static List<Redelivery> redeliveries(Connection c) throws SQLException {
+        List<Redelivery> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(REDELIVERIES); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                double v = rs.getDouble(6);
+                out.add(new Redelivery(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getInt(4), rs.getDouble(5),
+                        rs.wasNull() ? null : v, rs.getString(7)));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * For each SIGKILL: the longest time from the kill to the redelivery of a message the killed instance held (see
+     * {@link #redeliveries}); null when it held nothing that was delivered again.
+     */
+    static Map<String, Double> redeliverySeconds(List<Redelivery> redeliveries) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        for (Redelivery r : redeliveries) {
+            out.merge(r.kill(), r.redeliverySeconds() == null ? Double.NEGATIVE_INFINITY : r.redeliverySeconds(), Math::max);
+        }
+        out.replaceAll((k, v) -> v == Double.NEGATIVE_INFINITY ? null : v);
+        return out;
+    }
+}
