@@ -62,7 +62,7 @@ final class LabCommand extends Base {
     @Option(names = "--seed", defaultValue = "1", description = "Randomness of the run (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--engines", paramLabel = "LIST", defaultValue = "streams,queue,schedule,lock", split = ",",
+    @Option(names = "--engines", paramLabel = "LIST", defaultValue = "streams", split = ",",
             description = "The engines of the run, comma-separated; streams is always on (default: ${DEFAULT-VALUE}).")
     java.util.List<String> engines;
 

@@ -19,11 +19,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * most a start row.
  *
  * <p>Which first attempts fail, fail for good or hang past the lease is decided by a hash of the message's tag and the
- * group, the same in every process; at most {@value #HANGS_PER_GROUP} handlers of a group hang at once in a process,
- * so the rest keep the group moving at the run's rate.
+ * group, the same in every process; at most {@value #HANGS_PER_GROUP} handler of a group hangs at once in a process,
+ * so the rest keep the group moving at the run's rate (a hang holds its whole batch in a partitioned group's bucket,
+ * and its key's successors in the ordered one).
  */
 final class StreamConsumer {
-    private static final int HANGS_PER_GROUP = 2;
+    private static final int HANGS_PER_GROUP = 1;
     private final String instance;
     private final LedgerWriter ledger;
     private final double failureRate;

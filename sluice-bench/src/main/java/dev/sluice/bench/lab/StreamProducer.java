@@ -34,7 +34,7 @@ import javax.sql.DataSource;
  */
 final class StreamProducer {
     /** Message keys per run: enough keys that keyed groups run many chains at once. */
-    static final int KEYS = 200;
+    static final int KEYS = 2_000;
     private static final int LONG_OPEN = 4;
     private static final int MAX_PER_TICK = 2_000;
     private static final String ATTEMPT_SQL = """
@@ -111,7 +111,8 @@ final class StreamProducer {
             default -> null;
         };
         double r = random.nextDouble();
-        if (r < longTx && longOpen.tryAcquire()) {
+        boolean longOne = r < longTx;
+        if (longOne && longOpen.tryAcquire()) {
             boolean rollback = random.nextInt(10) == 0;
             long hold = random.nextInt(1500);
             String payload = payload(tag, n);
@@ -123,6 +124,9 @@ final class StreamProducer {
                 }
             });
             return null;
+        }
+        if (longOne) {
+            r = longTx + 0.2 + random.nextDouble() * (1 - longTx - 0.2); // no transaction free: an ordinary message
         }
         if (r < longTx + 0.05) {
             attempt(tag, key, routing, null, null, 2);
