@@ -56,6 +56,51 @@ class LimitsTest {
     }
 
     @Test
+    void aRefusedBodyIsDrainedSoTheAnswerArrivesAndTheConnectionStaysUsable() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            out.write(("POST /api/v1/streams/small/messages HTTP/1.1\r\nHost: x\r\nContent-Length: " + (200 * 1024) + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.write(new byte[200 * 1024]); // the whole body, as a client that does not wait for 100-continue sends it
+            out.flush();
+            String first = response(in);
+            assertThat(first).startsWith("HTTP/1.1 413").contains("SLU-0603").doesNotContainIgnoringCase("connection: close");
+            out.write("GET /api/v1/streams/small HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            assertThat(response(in)).startsWith("HTTP/1.1 200"); // the same connection: the refused body was read
+        }
+    }
+
+    @Test
+    void aRefusedBodyFarOverTheDrainLimitClosesTheConnection() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(("POST /api/v1/streams/small/messages HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                    + (64L << 20) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            String answer = response(s.getInputStream());
+            assertThat(answer).startsWith("HTTP/1.1 413").containsIgnoringCase("connection: close");
+        }
+    }
+
+    /** One HTTP/1.1 response with a Content-Length (as every API answer has), read from a raw socket. */
+    private static String response(InputStream in) throws java.io.IOException {
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+            int c = in.read();
+            if (c < 0) {
+                throw new java.io.EOFException("closed after: " + head);
+            }
+            head.append((char) c);
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)content-length: *(\\d+)").matcher(head);
+        int length = m.find() ? Integer.parseInt(m.group(1)) : 0;
+        return head + new String(in.readNBytes(length), StandardCharsets.UTF_8);
+    }
+
+    @Test
     void aChunkedBodyWithoutLengthIsBoundedToo() throws Exception {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(10_000);

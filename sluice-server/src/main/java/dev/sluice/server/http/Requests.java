@@ -22,22 +22,53 @@ public final class Requests {
     private Requests() {
     }
 
-    /** The body, at most {@code limit} bytes; REQUEST_TOO_LARGE (413) past it, without reading the rest. */
+    /**
+     * The most of a refused body that is read and thrown away before the 413 goes out. A client that is still
+     * sending when the server closes gets a connection reset instead of the answer (and loses the 413 already in
+     * its receive buffer); reading a bounded rest lets the answer arrive and keeps the connection usable. Past it,
+     * the connection is closed.
+     */
+    static final long DRAIN_BYTES = 1 << 20;
+    private static final long DRAIN_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+
+    /** The body, at most {@code limit} bytes; REQUEST_TOO_LARGE (413) past it, without keeping the rest. */
     public static byte[] body(Context ctx, long limit) {
         long declared = ctx.req().getContentLengthLong();
-        if (declared > limit) {
-            throw tooLarge(limit);
-        }
         try (InputStream in = ctx.req().getInputStream()) {
+            if (declared > limit) {
+                throw refuse(ctx, in, limit, declared);
+            }
             byte[] out = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, limit + 1));
             if (out.length > limit) {
-                throw tooLarge(limit);
+                throw refuse(ctx, in, limit, declared < 0 ? -1 : declared - out.length);
             }
             return out;
         } catch (IOException e) {
             throw new SluiceException(ErrorCode.MALFORMED_REQUEST, "the request body could not be read: "
                     + e.getClass().getSimpleName());
         }
+    }
+
+    /**
+     * The 413, after reading and dropping at most {@link #DRAIN_BYTES} of the body's {@code rest} (-1: unknown)
+     * within {@link #DRAIN_NANOS}; when more is left, the answer closes the connection.
+     */
+    private static SluiceException refuse(Context ctx, InputStream in, long limit, long rest) throws IOException {
+        boolean drained = false;
+        if (rest <= DRAIN_BYTES) {
+            byte[] sink = new byte[8192];
+            long left = DRAIN_BYTES + 1;
+            long until = System.nanoTime() + DRAIN_NANOS;
+            int n = 0;
+            while (left > 0 && System.nanoTime() < until && (n = in.read(sink, 0, (int) Math.min(sink.length, left))) >= 0) {
+                left -= n;
+            }
+            drained = n < 0;
+        }
+        if (!drained) {
+            ctx.header("Connection", "close");
+        }
+        return tooLarge(limit);
     }
 
     private static SluiceException tooLarge(long limit) {
