@@ -46,11 +46,6 @@ public final class Lab {
         public Map<String, Object> summary(LabOptions o) {
             return LabSummary.of(this, o);
         }
-
-        Result withFigures(long partitions, double seconds) {
-            return new Result(verdict, check, faultsFired, redeliverySeconds, instanceTakeoverSeconds, maintenancePasses,
-                    drainSeconds, reason, workDir, sections, partitions, seconds);
-        }
     }
 
     private final LabOptions o;
@@ -126,8 +121,8 @@ public final class Lab {
             }
             double checkSeconds = Math.round((System.nanoTime() - checkStart) / 1e8) / 10.0;
             progress.accept("lab: checked " + check.produced() + " messages in " + checkSeconds + " s");
-            result = verdict(check, redeliveries, instanceWatch.results(), maintenancePasses, drained, drainSeconds)
-                    .withFigures(partitionsDropped, checkSeconds);
+            result = verdict(check, redeliveries, instanceWatch.results(), maintenancePasses, drained, drainSeconds,
+                    partitionsDropped, checkSeconds);
             return result;
         } finally {
             if (instanceWatch != null) {
@@ -211,7 +206,8 @@ public final class Lab {
     }
 
     private Result verdict(LabChecker.Check check, List<LabTimeline.Redelivery> redeliveries,
-                           Map<String, Double> takeovers, long maintenancePasses, boolean drained, double drainSeconds) {
+                           Map<String, Double> takeovers, long maintenancePasses, boolean drained, double drainSeconds,
+                           long partitionsDropped, double checkSeconds) {
         double bound = redeliveryBoundSeconds(o);
         List<LabTimeline.Redelivery> late = redeliveries.stream()
                 .filter(r -> r.redeliverySeconds() != null && r.redeliverySeconds() > bound).toList();
@@ -244,7 +240,7 @@ public final class Lab {
             verdict = "fail";
         }
         return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries), takeovers, maintenancePasses,
-                drainSeconds, reason, work, Map.copyOf(sections), 0, 0);
+                drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds);
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */

@@ -15,7 +15,8 @@ import java.util.TreeMap;
  * <p>It first builds the run's message catalogue ({@code sluice_lab.msgs}): every message in the log, every message
  * the ledger says committed and every message a handler ran — with retention on, the janitor drops old log partitions
  * during the run, and their messages are still checked, with the attributes their producer recorded. Then it puts
- * every message into exactly one bucket per group — delivered, dead, compacted (the highest
+ * every message into exactly one bucket per group — delivered, dead (a dead letter, or a terminal handler call: dead
+ * letters are swept 20 s after they went dead), compacted (the highest
  * {@code (schema_version, rank, id)} of its key wins), other_version, filtered — and counts what must be zero: lost
  * (in no bucket, or known committed but missing from a log partition that still exists), unexpected (a message no
  * producer attempted, a call or result that disagrees with the log about a message, a duplicate that does not point at
@@ -197,7 +198,10 @@ public final class LabChecker {
                 + " WHERE name = 'worker_instances'");
     }
 
-    /** How many log partitions below the highest one were gone at the check (the janitor's retention dropped them). */
+    /**
+     * How many log partitions below the highest one were gone at the check (the janitor's retention dropped them);
+     * reads the partition list {@link #check} recorded.
+     */
     static long partitionsDropped(Connection c) throws SQLException {
         return scalar(c, "SELECT count(*) FROM generate_series(0, (SELECT coalesce(max(k), -1) FROM sluice_lab.kept)) g(k)"
                 + " WHERE g.k NOT IN (SELECT k FROM sluice_lab.kept)");
