@@ -356,8 +356,9 @@ public enum ErrorCode {
     REQUEST_TOO_LARGE(603, Category.INVALID_INPUT, false,
             "The request body is larger than the route accepts.",
             "Request bodies are limited: a produced message to the stream's max_payload_bytes, a batch to 1,000 messages "
-                    + "and the server's body limit (16 MiB by default), JSON documents to 1 MiB. The body was not read further "
-                    + "and nothing was written.",
+                    + "and the server's body limit (16 MiB by default), JSON documents to 1 MiB. Nothing was written and the "
+                    + "body was not kept (at most 1 MiB more of it is read and dropped so the answer arrives; past that "
+                    + "the connection closes).",
             "Send smaller bodies or split the batch; raise the server's --max-body if the stream allows larger payloads."),
     MALFORMED_REQUEST(604, Category.INVALID_INPUT, false,
             "The request is not well formed.",
