@@ -9,7 +9,7 @@ final class LabEngines {
     /** The stream engine's name: always on (its producers and consumers are the processes the others run in). */
     static final String STREAMS = "streams";
     /** Every engine name {@code --engines} accepts, in the order they start and report. */
-    static final List<String> NAMES = List.of(STREAMS);
+    static final List<String> NAMES = List.of(STREAMS, QueueEngine.NAME);
 
     private LabEngines() {
     }
@@ -23,6 +23,7 @@ final class LabEngines {
             }
             switch (n) {
                 case STREAMS -> { }
+                case QueueEngine.NAME -> out.add(new QueueEngine());
                 default -> throw new IllegalArgumentException("unknown lab engine " + n);
             }
         }
