@@ -62,12 +62,13 @@ final class LabCommand extends Base {
     @Option(names = "--seed", defaultValue = "1", description = "Randomness of the run (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--engines", paramLabel = "LIST", defaultValue = "streams", split = ",",
-            description = "The engines of the run, comma-separated; streams is always on (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--engines", paramLabel = "LIST", defaultValue = "streams,queue,schedule,lock", split = ",",
+            description = "The engines of the run, comma-separated, of streams, queue, schedule and lock; streams is always on"
+                    + " (default: ${DEFAULT-VALUE}).")
     java.util.List<String> engines;
 
-    @Option(names = "--job-rate", defaultValue = "50", description = "Per producer process, operations per second of each"
-            + " engine beside the stream: jobs enqueued, lock rounds (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--job-rate", defaultValue = "50", description = "Per producer process, jobs enqueued per second"
+            + " by the queue engine (default: ${DEFAULT-VALUE}).")
     int jobRate;
 
     @Option(names = "--keep-data", description = "Keep the embedded database (in the work directory) after a passing run too;"

@@ -2,7 +2,12 @@ package dev.sluice.bench.lab;
 
 import dev.sluice.Sluice;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 
@@ -36,6 +41,29 @@ interface LabEngine {
     Section check(Connection c, boolean drained) throws SQLException;
 
     /**
+     * {@code part}, also closed by a shutdown hook: SIGTERM (the orchestrator's stop of a consumer process) runs hooks,
+     * not the process's finally blocks. The returned handle closes it and drops the hook.
+     */
+    static AutoCloseable closedOnStop(AutoCloseable part, String name) {
+        Thread hook = new Thread(() -> {
+            try {
+                part.close();
+            } catch (Exception ignored) {
+                // stopping anyway
+            }
+        }, name);
+        Runtime.getRuntime().addShutdownHook(hook);
+        return () -> {
+            part.close();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException ignored) {
+                // shutting down already
+            }
+        };
+    }
+
+    /**
      * What a lab process gives its engines.
      *
      * @param sluice      the process's client (schema {@value Ledger#SLUICE_SCHEMA})
@@ -60,5 +88,28 @@ interface LabEngine {
      * @param failure null when nothing that must be zero is not; else why (the run's verdict becomes {@code fail})
      */
     record Section(Map<String, Object> counts, String failure) {
+
+        /**
+         * A checker's section from its figures: each {@code {name, query}} pair's query returns one bigint; then the
+         * {@code extra} entries; the failure names every figure of {@code mustBeZero} that is not.
+         */
+        static Section of(Connection c, String[][] figures, List<String> mustBeZero, Map<String, Object> extra)
+                throws SQLException {
+            Map<String, Object> counts = new LinkedHashMap<>();
+            for (String[] f : figures) {
+                try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(f[1])) {
+                    rs.next();
+                    counts.put(f[0], rs.getLong(1));
+                }
+            }
+            counts.putAll(extra);
+            List<String> bad = new ArrayList<>();
+            for (String name : mustBeZero) {
+                if ((Long) counts.get(name) != 0) {
+                    bad.add(name + " " + counts.get(name));
+                }
+            }
+            return new Section(counts, bad.isEmpty() ? null : String.join(", ", bad));
+        }
     }
 }

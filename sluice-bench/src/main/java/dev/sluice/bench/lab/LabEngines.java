@@ -9,7 +9,7 @@ final class LabEngines {
     /** The stream engine's name: always on (its producers and consumers are the processes the others run in). */
     static final String STREAMS = "streams";
     /** Every engine name {@code --engines} accepts, in the order they start and report. */
-    static final List<String> NAMES = List.of(STREAMS, QueueEngine.NAME);
+    static final List<String> NAMES = List.of(STREAMS, QueueEngine.NAME, ScheduleEngine.NAME, LockEngine.NAME);
 
     private LabEngines() {
     }
@@ -24,6 +24,8 @@ final class LabEngines {
             switch (n) {
                 case STREAMS -> { }
                 case QueueEngine.NAME -> out.add(new QueueEngine());
+                case ScheduleEngine.NAME -> out.add(new ScheduleEngine());
+                case LockEngine.NAME -> out.add(new LockEngine());
                 default -> throw new IllegalArgumentException("unknown lab engine " + n);
             }
         }

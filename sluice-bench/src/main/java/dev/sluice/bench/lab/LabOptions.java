@@ -25,7 +25,7 @@ import java.time.Duration;
  * @param pinFor          how long each such transaction holds its xid: longer than the lease (2–3 ×) to matter;
  *                        shorter than {@code pinEvery}
  * @param engines         the engines of the run ({@link LabEngines#NAMES}); {@code streams} is always among them
- * @param jobRate         per producer process, operations per second of each other engine (jobs enqueued, …)
+ * @param jobRate         per producer process, jobs the queue engine enqueues per second
  */
 public record LabOptions(String databaseUrl, Duration duration, Duration drainTimeout, int producers, int consumers,
                          int rate, double failureRate, double hangRate, Duration killEvery, Duration terminateEvery,

@@ -1,11 +1,8 @@
 package dev.sluice.bench.lab;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -122,24 +119,6 @@ final class QueueChecker {
         try (Statement s = c.createStatement()) {
             s.execute(CATALOGUE);
         }
-        Map<String, Object> counts = new LinkedHashMap<>();
-        for (String[] f : FIGURES) {
-            counts.put(f[0], scalar(c, f[1]));
-        }
-        counts.put("drained", drained);
-        List<String> bad = new ArrayList<>();
-        for (String name : MUST_BE_ZERO) {
-            if ((Long) counts.get(name) != 0) {
-                bad.add(name + " " + counts.get(name));
-            }
-        }
-        return new LabEngine.Section(counts, bad.isEmpty() ? null : String.join(", ", bad));
-    }
-
-    private static long scalar(Connection c, String sql) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        return LabEngine.Section.of(c, FIGURES, MUST_BE_ZERO, Map.of("drained", drained));
     }
 }

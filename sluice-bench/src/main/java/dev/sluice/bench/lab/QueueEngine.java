@@ -159,17 +159,7 @@ final class QueueEngine implements LabEngine {
         Worker worker = queue.work(job -> handle(ctx, job), WorkOptions.defaults().withConcurrency(8)
                 .withPollInterval(Duration.ofMillis(200)).withIdleCheck(Duration.ofSeconds(1))
                 .withShutdownTimeout(Duration.ofSeconds(5)).withMaintenanceInterval(Duration.ofSeconds(1)));
-        // SIGTERM (the orchestrator's stop) runs hooks, not the worker process's finally blocks.
-        Thread hook = new Thread(worker::close, "lab-queue-worker-close");
-        Runtime.getRuntime().addShutdownHook(hook);
-        return () -> {
-            worker.close();
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException ignored) {
-                // shutting down already
-            }
-        };
+        return LabEngine.closedOnStop(worker, "lab-queue-worker-close");
     }
 
     /**

@@ -92,6 +92,84 @@ class EngineSabotageTest {
         }
     }
 
+    @Test
+    void theScheduleCheckerCatchesADoubleFireAMissedDueTimeAndAnOffGridFire() throws Exception {
+        LabEngine.Section real = run.sections().get(ScheduleEngine.NAME);
+        assertThat(real.failure()).isNull();
+        assertThat((Long) real.counts().get("fires")).isPositive();
+        assertThat((Long) real.counts().get("schedules")).isEqualTo(ScheduleEngine.PLANS.size());
+        assertThat((Long) real.counts().get("runners")).as("every process runs a runner; more than one fired").isGreaterThan(1);
+        String log;
+        try (Connection c = DriverManager.getConnection(pg.jdbcUrl())) {
+            log = Ledger.SLUICE_SCHEMA + ".message_log_" + scalar(c, "SELECT id FROM " + Ledger.SLUICE_SCHEMA
+                    + ".stream_config WHERE name = '" + ScheduleEngine.STREAM + "'");
+        }
+        String oneSecond = "headers->>'sluice-schedule' = 'lab-every-1s'";
+        try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+            // 1. A due time fired twice (a second runner got past the cursor lock and the idempotency key).
+            s.execute("BEGIN");
+            s.execute("INSERT INTO " + log + " (headers, payload) SELECT headers, payload FROM " + log + " WHERE " + oneSecond
+                    + " ORDER BY id LIMIT 1");
+            assertThat(ScheduleChecker.check(c).failure()).contains("double_fires 1");
+            s.execute("ROLLBACK");
+
+            // 2. A due time between the first and the last never fired.
+            s.execute("BEGIN");
+            s.execute("DELETE FROM " + log + " WHERE id = (SELECT id FROM " + log + " WHERE " + oneSecond
+                    + " ORDER BY id OFFSET 1 LIMIT 1)");
+            assertThat(ScheduleChecker.check(c).failure()).contains("missed 1");
+            s.execute("ROLLBACK");
+
+            // 3. A queue fire for a due time that is not on the schedule's grid.
+            s.execute("BEGIN");
+            s.execute("UPDATE " + Ledger.SLUICE_SCHEMA + ".job SET headers = jsonb_set(headers, '{sluice-due-at}',"
+                    + " to_jsonb(to_char((headers->>'sluice-due-at')::timestamptz AT TIME ZONE 'UTC' + interval '1 hour 500 ms',"
+                    + " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'))) WHERE id = (SELECT max(id) FROM " + Ledger.SLUICE_SCHEMA
+                    + ".job WHERE queue = '" + ScheduleEngine.QUEUE + "')");
+            assertThat(ScheduleChecker.check(c).failure()).contains("off_grid 1");
+            s.execute("ROLLBACK");
+            assertThat(ScheduleChecker.check(c).failure()).isNull();
+        }
+    }
+
+    @Test
+    void theLockCheckerCatchesAStaleWriteLetThroughAWrongRefusalAndReusedOrFallingTokens() throws Exception {
+        LabEngine.Section real = run.sections().get(LockEngine.NAME);
+        assertThat(real.failure()).isNull();
+        assertThat((Long) real.counts().get("accepted")).isPositive();
+        assertThat((Long) real.counts().get("holders")).isGreaterThan(1);
+        try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement s = c.createStatement()) {
+            String lock = "(SELECT lock FROM sluice_lab.lock_write WHERE accepted GROUP BY lock HAVING max(token) > 1 LIMIT 1)";
+            // 1. The resource let a write through under a token lower than one it had accepted.
+            s.execute("BEGIN");
+            s.execute("INSERT INTO sluice_lab.lock_write (instance, lock, token, seen_token, accepted, serial, held_until,"
+                    + " checked_at, stalled) SELECT 'sabotage', w.lock, 1, max(w.token), true, max(w.serial) + 1, now(), now(), true"
+                    + " FROM sluice_lab.lock_write w WHERE w.lock = " + lock + " AND w.accepted GROUP BY w.lock");
+            assertThat(LockChecker.check(c).failure()).contains("stale_accepted 1");
+            s.execute("ROLLBACK");
+
+            // 2. A write was refused while its writer still held the lock.
+            s.execute("BEGIN");
+            s.execute("INSERT INTO sluice_lab.lock_write (instance, lock, token, seen_token, accepted, held_until, checked_at,"
+                    + " stalled) VALUES ('sabotage', 'lab-lock-0', 1, 2, false, now() + interval '1 second', now(), false)");
+            assertThat(LockChecker.check(c).failure()).contains("refused_while_held 1");
+            s.execute("ROLLBACK");
+
+            // 3. Two acquisitions got one fencing token; 4. a later acquisition got a lower token.
+            s.execute("BEGIN");
+            s.execute("INSERT INTO sluice_lab.lock_acquire SELECT 'sabotage', lock, token, ttl_ms, expires_at, at"
+                    + " FROM sluice_lab.lock_acquire ORDER BY expires_at DESC LIMIT 1");
+            assertThat(LockChecker.check(c).failure()).contains("token_reuse 1");
+            s.execute("ROLLBACK");
+            s.execute("BEGIN");
+            s.execute("INSERT INTO sluice_lab.lock_acquire SELECT 'sabotage', lock, 0, ttl_ms, expires_at + interval '1 hour', at"
+                    + " FROM sluice_lab.lock_acquire ORDER BY expires_at DESC LIMIT 1");
+            assertThat(LockChecker.check(c).failure()).contains("token_regressions 1");
+            s.execute("ROLLBACK");
+            assertThat(LockChecker.check(c).failure()).isNull();
+        }
+    }
+
     private static long scalar(Connection c, String sql) throws Exception {
         try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             rs.next();
