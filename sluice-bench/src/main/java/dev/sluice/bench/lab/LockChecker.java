@@ -23,10 +23,17 @@ import java.util.Map;
  * never invent one; the write records are written in the writes' own transactions, so they are exact.
  */
 final class LockChecker {
+    /**
+     * The acquisitions, each once: a batched ledger row whose commit reply was lost is written twice (same instance,
+     * token, expiry and time), and must not count as a second acquisition.
+     */
+    private static final String ACQUISITIONS = "(SELECT DISTINCT instance, lock, token, ttl_ms, expires_at, at"
+            + " FROM sluice_lab.lock_acquire)";
+
     private static final String[][] FIGURES = {
-        {"acquisitions", "SELECT count(*) FROM sluice_lab.lock_acquire"},
-        {"renewals", "SELECT count(*) FROM sluice_lab.lock_renew WHERE renewed"},
-        {"renewals_lost", "SELECT count(*) FROM sluice_lab.lock_renew WHERE NOT renewed"},
+        {"acquisitions", "SELECT count(*) FROM " + ACQUISITIONS + " a"},
+        {"renewals", "SELECT count(DISTINCT (instance, lock, token, at)) FROM sluice_lab.lock_renew WHERE renewed"},
+        {"renewals_lost", "SELECT count(DISTINCT (instance, lock, token, at)) FROM sluice_lab.lock_renew WHERE NOT renewed"},
         {"writes", "SELECT count(*) FROM sluice_lab.lock_write"},
         {"accepted", "SELECT count(*) FROM sluice_lab.lock_write WHERE accepted"},
         {"refused", "SELECT count(*) FROM sluice_lab.lock_write WHERE NOT accepted"},
@@ -42,13 +49,13 @@ final class LockChecker {
             WHERE token < before"""},
         {"refused_while_held", "SELECT count(*) FROM sluice_lab.lock_write WHERE NOT accepted AND checked_at < held_until"},
         {"token_reuse", """
-            SELECT count(*) FROM (SELECT 1 FROM sluice_lab.lock_acquire GROUP BY lock, token HAVING count(*) > 1) d"""},
+            SELECT count(*) FROM (SELECT 1 FROM %s a GROUP BY lock, token HAVING count(*) > 1) d""".formatted(ACQUISITIONS)},
         {"token_regressions", """
             SELECT count(*) FROM (
                 SELECT token, max(token) OVER (PARTITION BY lock ORDER BY expires_at - ttl_ms * interval '1 millisecond'
                                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
-                FROM sluice_lab.lock_acquire) a
-            WHERE token <= before"""},
+                FROM %s a) a
+            WHERE token <= before""".formatted(ACQUISITIONS)},
         {"resource_mismatches", """
             SELECT count(*) FROM sluice_lab.lock_resource r
             LEFT JOIN (SELECT lock, count(*) AS n, count(DISTINCT serial) AS serials, max(serial) AS top

@@ -15,7 +15,8 @@ import java.util.Map;
  * <p>It first builds two unlogged tables: {@code q_enq}, each tag's last enqueue row (an attempt row alone means the
  * producer never learned the outcome), and {@code q_jobs}, every job of the lab queue in Sluice's tables with its end —
  * the live row wins over the run record, which wins over the dead job (a live job with an ended record or a dead row
- * is {@code inconsistent}).
+ * is {@code inconsistent}). A ledger batch whose commit reply was lost is written twice, so calls, acks and waits
+ * are counted by their identity (call id; waiter, tag and start), never by rows.
  */
 final class QueueChecker {
     private static final String S = "\"" + Ledger.SLUICE_SCHEMA + "\"";
@@ -47,7 +48,7 @@ final class QueueChecker {
             ) x GROUP BY id;
         CREATE INDEX ON sluice_lab.q_jobs (id);
         CREATE UNLOGGED TABLE sluice_lab.q_acks AS
-            SELECT job_id, count(*) AS acks, count(DISTINCT claim_token) AS claims
+            SELECT job_id, count(DISTINCT call_id) AS acks, count(DISTINCT claim_token) AS claims
             FROM sluice_lab.queue_ack WHERE returned GROUP BY job_id;
         ANALYZE sluice_lab.q_enq;
         ANALYZE sluice_lab.q_jobs;
@@ -73,9 +74,9 @@ final class QueueChecker {
             AND plan <> 'terminal'"""},
         {"pending", "SELECT count(*) FROM sluice_lab.q_jobs WHERE kind = 'live'"},
         {"revived", "SELECT count(DISTINCT job_id) FROM sluice_lab.queue_revive WHERE outcome = 'revived'"},
-        {"handler_calls", "SELECT count(*) FROM sluice_lab.queue_call WHERE phase = 'end'"},
-        {"waits", "SELECT count(*) FROM sluice_lab.queue_wait"},
-        {"wait_timeouts", "SELECT count(*) FROM sluice_lab.queue_wait WHERE outcome <> 'ended'"},
+        {"handler_calls", "SELECT count(DISTINCT call_id) FROM sluice_lab.queue_call WHERE phase = 'end'"},
+        {"waits", "SELECT count(DISTINCT (waiter, tag, started_at)) FROM sluice_lab.queue_wait"},
+        {"wait_timeouts", "SELECT count(DISTINCT (waiter, tag, started_at)) FROM sluice_lab.queue_wait WHERE outcome <> 'ended'"},
         // What must be zero.
         {"lost", """
             SELECT count(DISTINCT e.job_id) FROM sluice_lab.q_enq e WHERE e.outcome = 'ok'

@@ -33,6 +33,12 @@ final class QueueProducer implements AutoCloseable {
     private final Thread enqueuer;
     private final Thread reviver;
     private final ThreadPoolExecutor waiters = (ThreadPoolExecutor) Executors.newFixedThreadPool(4);
+    /**
+     * The enqueue calls, 8 at a time: each waits for its durable ledger row and its own commit, so one at a time would
+     * hold the job rate to a few commits' latency; the pacer waits when all 8 are busy and 32 are queued.
+     */
+    private final ThreadPoolExecutor enqueues = new ThreadPoolExecutor(8, 8, 1, TimeUnit.MINUTES,
+            new java.util.concurrent.ArrayBlockingQueue<>(32), new ThreadPoolExecutor.CallerRunsPolicy());
     private volatile boolean stopping;
     /** Unique keys this process used (re-used later: once the job ended the key is free and makes a new job). */
     private final List<String> usedKeys = new ArrayList<>();
@@ -102,7 +108,16 @@ final class QueueProducer implements AutoCloseable {
                         && waiters.getQueue().size() < 50) {
                     wait = true;
                 }
-                enqueue(tag, plan, priority, delayMs, key, wait);
+                String k = key;
+                boolean w = wait;
+                long d = delayMs;
+                enqueues.execute(() -> {
+                    try {
+                        enqueue(tag, plan, priority, d, k, w);
+                    } catch (RuntimeException e) {
+                        log("enqueue", e);
+                    }
+                });
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -261,6 +276,8 @@ final class QueueProducer implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         enqueuer.join(ctx.durationMs() + 30_000);
+        enqueues.shutdown();
+        enqueues.awaitTermination(30, TimeUnit.SECONDS);
         stopping = true;
         enqueuer.interrupt();
         reviver.interrupt();
