@@ -15,8 +15,10 @@ package dev.sluice;
  * @param rangesClaimed      fresh ranges claimed
  * @param rangesReclaimed    expired ranges taken over
  * @param leasesLost         outcomes refused because the lease was lost
+ * @param handedOn           exception rows (ordered/exclusive) that ran on a key handed straight on by the key's
+ *                           previous row when it succeeded, without a claim or a key take of their own
  */
 public record ConsumptionStats(long delivered, long succeeded, long retried, long dead, long delayed, long deferred,
                                long skippedSuperseded, long skippedVersion, long skippedFiltered, long rangesClaimed,
-                               long rangesReclaimed, long leasesLost) {
+                               long rangesReclaimed, long leasesLost, long handedOn) {
 }

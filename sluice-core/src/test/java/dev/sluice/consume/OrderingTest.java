@@ -89,6 +89,58 @@ class OrderingTest {
         }
     }
 
+    /**
+     * Ordered: a failure sends a key's later messages to the exception queue as deferred rows; once it succeeds, the
+     * key is handed straight from row to row (no claim, key take and release per row), in id order, one at a time,
+     * and a row whose retry is not yet due is not run early (nothing runs past it).
+     */
+    @Test
+    void aKeyBehindAFailureIsHandedFromRowToRowInOrder() {
+        for (ConcurrencyPolicy policy : List.of(ConcurrencyPolicy.ORDERED)) {
+            String name = "handover-" + policy.name().toLowerCase();
+            sluice.stream(name).register();
+            ConsumerGroup<String> group = sluice.stream(name, String.class).consumerGroup("g");
+            group.register(GroupConfig.builder().concurrency(policy)
+                    .retry(RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(300), 1.0, Duration.ofMillis(300))).build());
+            Producer<String> p = sluice.stream(name, String.class).producer();
+            List<Long> ids = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                ids.add(p.produce("h" + i, ProduceOptions.key("k")).id());
+            }
+            List<Long> order = new CopyOnWriteArrayList<>();
+            List<String> attempts = new CopyOnWriteArrayList<>();
+            AtomicInteger running = new AtomicInteger();
+            AtomicInteger maxRunning = new AtomicInteger();
+            try (Consumption c = group.consume(m -> {
+                maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+                try {
+                    attempts.add(m.payload() + "#" + m.attempt());
+                    // h0 and h10 fail once: the second failure sits in the middle of a handed-on chain.
+                    if ((m.payload().equals("h0") || m.payload().equals("h10")) && m.attempt() == 1) {
+                        return Outcome.retry();
+                    }
+                    order.add(m.id());
+                    return Outcome.success();
+                } finally {
+                    running.decrementAndGet();
+                }
+            }, OPTS.withBatchSize(5))) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> order.size() == 20);
+                assertThat(c.stats().deferred()).as(policy + ": the key's later messages waited as rows").isPositive();
+                assertThat(c.stats().handedOn()).as(policy + ": rows ran on a handed-on key").isPositive();
+            }
+            assertThat(maxRunning.get()).as(policy + ": one message of the key at a time").isEqualTo(1);
+            if (policy == ConcurrencyPolicy.ORDERED) {
+                assertThat(order).as("ordered: id order across the handovers").containsExactlyElementsOf(ids);
+                int retry = attempts.indexOf("h10#2");
+                assertThat(attempts.subList(attempts.indexOf("h10#1"), retry)).as("nothing ran past h10 while it waited")
+                        .containsExactly("h10#1");
+            } else {
+                assertThat(order).containsExactlyInAnyOrderElementsOf(ids);
+            }
+        }
+    }
+
     @Test
     void exclusiveNeverRunsTwoSameKeyMessagesAtOnce() {
         sluice.stream("exclusive").register();

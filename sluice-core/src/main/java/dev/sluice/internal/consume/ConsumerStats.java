@@ -17,6 +17,7 @@ final class ConsumerStats {
     final LongAdder dead = new LongAdder();
     final LongAdder delayed = new LongAdder();
     final LongAdder deferred = new LongAdder();
+    final LongAdder handedOn = new LongAdder();
     final LongAdder skippedSuperseded = new LongAdder();
     final LongAdder skippedVersion = new LongAdder();
     final LongAdder skippedFiltered = new LongAdder();
@@ -53,6 +54,6 @@ final class ConsumerStats {
     ConsumptionStats snapshot() {
         return new ConsumptionStats(delivered.sum(), succeeded.sum(), retried.sum(), dead.sum(), delayed.sum(), deferred.sum(),
                 skippedSuperseded.sum(), skippedVersion.sum(), skippedFiltered.sum(), rangesClaimed.sum(),
-                rangesReclaimed.sum(), leasesLost.sum());
+                rangesReclaimed.sum(), leasesLost.sum(), handedOn.sum());
     }
 }

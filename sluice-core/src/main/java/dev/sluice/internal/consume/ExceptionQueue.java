@@ -134,7 +134,16 @@ final class ExceptionQueue<T> {
         });
     }
 
-    /** Runs one claimed row: skipped, deferred (its key is busy), or delivered; then writes its outcome. */
+    /** At most this many rows run in a row under one key lease before the key is let go (and woken) as usual. */
+    static final int MAX_HANDOVERS = 32;
+
+    /**
+     * Runs one claimed row: skipped, deferred (its key is busy), or delivered; then writes its outcome. A keyed row
+     * that succeeds hands its key straight on to the key's next row when that row may run now ({@link #handOver}), and
+     * that row runs here too, up to {@link #MAX_HANDOVERS}: a key whose messages went to the exception queue behind a
+     * failure then drains at one transaction per message instead of a claim, a key take, an outcome write and a key
+     * release each.
+     */
     private void run(Fetched f, ClaimedRow row) {
         if (delivery.skip(f, delivery.bindings(f.id()))) {
             write(RowWrite.resolved(f.id()));
@@ -147,22 +156,123 @@ final class ExceptionQueue<T> {
                     Outcomes.deferRecheckSeconds(row.deferrals()), null, null));
             return;
         }
+        boolean held = keyed;
+        Fetched cur = f;
+        ClaimedRow r = row;
+        long taken = -1; // a row taken by a handover: in flight until it is written
         try {
-            Outcome out = delivery.deliver(f, row.attempt(), row.delays());
-            Outcomes.Decision d = outcomes.decide(f.id(), f.messageKey(), out, row.attempt(), row.delays());
-            ctx.stats.count(d.kind());
-            if (d.success()) {
-                write(new RowWrite(f.id(), null, ctx.logMode == DeliveryLogMode.ALL ? DeliveryEvent.SUCCESS : null,
-                        row.attempt(), row.delays(), 0, null, null));
-            } else {
-                OutcomeRow r = d.row();
-                DeliveryEvent event = ctx.logMode == DeliveryLogMode.OFF ? null : d.event();
-                write(new RowWrite(f.id(), r.status(), event, r.attempts(), r.delays(), r.afterSeconds(), r.error(), r.stack()));
+            for (int handovers = 0; ; handovers++) {
+                RowWrite w = deliver(cur, r, cur != f);
+                if (!held || w.status() != null || !keys.handsOn() || handovers >= MAX_HANDOVERS) {
+                    write(w);
+                    return;
+                }
+                Handover h = handOver(w, cur.messageKey());
+                held = !h.released();
+                if (taken >= 0) {
+                    inFlight.remove(taken);
+                    taken = -1;
+                }
+                if (h.next() == null) {
+                    return;
+                }
+                r = h.next();
+                ctx.stats.handedOn.increment();
+                taken = r.id();
+                inFlight.add(taken);
+                List<Fetched> got = delivery.fetchIds(Set.of(taken));
+                if (got.isEmpty()) {
+                    write(RowWrite.resolved(taken)); // retention dropped its message
+                    return;
+                }
+                cur = got.get(0);
             }
         } finally {
-            if (keyed) {
+            if (taken >= 0) {
+                inFlight.remove(taken);
+            }
+            if (held) {
                 keys.releaseRow(f.messageKey());
             }
+        }
+    }
+
+    /** A delivery (or, when {@code checkSkip}, a skip of a row its bindings do not match) and the outcome to write for it. */
+    private RowWrite deliver(Fetched f, ClaimedRow row, boolean checkSkip) {
+        if (checkSkip && delivery.skip(f, delivery.bindings(f.id()))) {
+            return RowWrite.resolved(f.id());
+        }
+        Outcome out = delivery.deliver(f, row.attempt(), row.delays());
+        Outcomes.Decision d = outcomes.decide(f.id(), f.messageKey(), out, row.attempt(), row.delays());
+        ctx.stats.count(d.kind());
+        if (d.success()) {
+            return new RowWrite(f.id(), null, ctx.logMode == DeliveryLogMode.ALL ? DeliveryEvent.SUCCESS : null,
+                    row.attempt(), row.delays(), 0, null, null);
+        }
+        OutcomeRow o = d.row();
+        DeliveryEvent event = ctx.logMode == DeliveryLogMode.OFF ? null : d.event();
+        return new RowWrite(f.id(), o.status(), event, o.attempts(), o.delays(), o.afterSeconds(), o.error(), o.stack());
+    }
+
+    /** What {@link #handOver} did: the key's next row now taken by this consumer (or null), and whether it let the key go. */
+    private record Handover(ClaimedRow next, boolean released) {
+    }
+
+    /**
+     * In one transaction: resolves a row that succeeded (under its lease), then, still holding its key, takes the key's
+     * lowest unresolved row if it may run now (and, for {@code ordered}, no earlier message of the key is open in a
+     * range); else lets the key go and wakes its next deferred row, as a release does. A lost row lease changes
+     * nothing (the key is then let go by the caller); a failed transaction is logged and the row is redelivered after
+     * its lease.
+     */
+    private Handover handOver(RowWrite w, String key) {
+        try {
+            Handover h = ctx.db.transaction("resolve a row and hand its key on", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.deleteRow)) {
+                    ps.setLong(1, ctx.groupId());
+                    ps.setLong(2, w.id());
+                    ps.setObject(3, ctx.token);
+                    if (ps.executeUpdate() == 0) {
+                        return null;
+                    }
+                }
+                if (w.event() != null) {
+                    insertEvents(c, List.of(new LogEvent(w.id(), Math.max(0, w.attempts()), w.event(), w.error())));
+                }
+                long next = -1;
+                try (PreparedStatement ps = c.prepareStatement(sql.nextRowOfKey)) {
+                    ps.setLong(1, ctx.groupId());
+                    ps.setString(2, key);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (rs.next() && rs.getBoolean(2)) {
+                            next = rs.getLong(1);
+                        }
+                    }
+                }
+                if (next < 0 || keys.blockedIn(c, key, next)) {
+                    keys.releaseIn(c, key);
+                    return new Handover(null, true);
+                }
+                try (PreparedStatement ps = c.prepareStatement(sql.takeRow)) {
+                    ps.setObject(1, ctx.token);
+                    ps.setDouble(2, ctx.leaseSeconds);
+                    ps.setLong(3, ctx.groupId());
+                    ps.setLong(4, next);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        return new Handover(new ClaimedRow(rs.getLong(1), rs.getInt(2), rs.getInt(3), rs.getInt(4)), false);
+                    }
+                }
+            });
+            if (h == null) {
+                ctx.stats.leasesLost.increment();
+                ConsumerContext.log.warn("outcome refused, lease lost: group={} message={}", ctx.g.groupName(), w.id());
+                return new Handover(null, false);
+            }
+            return h;
+        } catch (RuntimeException e) {
+            ctx.warn("could not record an outcome; the message will be redelivered after its lease", e);
+            return new Handover(null, false);
         }
     }
 

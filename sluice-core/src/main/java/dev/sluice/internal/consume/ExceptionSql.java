@@ -58,6 +58,15 @@ final class ExceptionSql {
      */
     final String wakeDeferred;
 
+    /**
+     * A key's lowest unresolved row, locked (waiting, never skipping: skipping it would run a later row first), and
+     * whether it may run now (deferred on the key, or ready and due). Parameters: group, key.
+     */
+    final String nextRowOfKey;
+
+    /** Takes a row for this consumer, counting the attempt (as the claim does). Parameters: owner, lease seconds, group, id. */
+    final String takeRow;
+
     /** Drops the group's non-dead rows above a position (a rewind). Parameters: group, position. */
     final String deleteRowsAbove;
 
@@ -151,6 +160,12 @@ final class ExceptionSql {
                 + "     AND k.message_key = d.message_key AND k.expires_at > now())"
                 + "   ORDER BY d.message_key, d.message_id) next"
                 + " WHERE e.consumer_group_id = ? AND e.message_id = next.message_id AND e.status = 'deferred'";
+        this.nextRowOfKey = "SELECT message_id, status = 'deferred' OR (status = 'ready' AND can_run_after <= now())"
+                + " FROM " + t.exceptionQueue() + " WHERE consumer_group_id = ? AND message_key = ?"
+                + " AND status IN ('ready', 'deferred', 'inflight') ORDER BY message_id LIMIT 1 FOR UPDATE";
+        this.takeRow = "UPDATE " + t.exceptionQueue() + " SET status = 'inflight', lease_owner = ?,"
+                + " lease_expires_at = now() + make_interval(secs => ?), attempts = attempts + 1, updated_at = now()"
+                + " WHERE consumer_group_id = ? AND message_id = ? RETURNING message_id, attempts, delays, deferrals";
         this.deleteRowsAbove = "DELETE FROM " + t.exceptionQueue()
                 + " WHERE consumer_group_id = ? AND message_id > ? AND status <> 'dead'";
         this.deadLetters = "SELECT message_id, message_key, attempts, delays, last_error,"

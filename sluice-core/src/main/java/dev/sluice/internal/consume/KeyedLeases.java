@@ -82,6 +82,23 @@ final class KeyedLeases implements KeyLeases {
         });
     }
 
+    @Override
+    public boolean handsOn() {
+        return true;
+    }
+
+    @Override
+    public boolean blockedIn(Connection c, String key, long id) throws SQLException {
+        return ctx.policy == ConcurrencyPolicy.ORDERED
+                && !blocked(c, List.of(key), new Long[] {id}, -1).isEmpty();
+    }
+
+    @Override
+    public void releaseIn(Connection c, String key) throws SQLException {
+        release(c, Set.of(key));
+        wakeNext(c, Set.of(key));
+    }
+
     private Set<String> take(Connection c, Map<String, List<Fetched>> chains) throws SQLException {
         List<String> keys = new ArrayList<>(chains.keySet());
         Long[] ids = keys.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
@@ -105,7 +122,11 @@ final class KeyedLeases implements KeyLeases {
     private Set<String> blocked(Connection c, Set<String> keys, Map<String, List<Fetched>> chains, long ownLease)
             throws SQLException {
         List<String> list = new ArrayList<>(keys);
-        Long[] firsts = list.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
+        return blocked(c, list, list.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new), ownLease);
+    }
+
+    /** Ordered: those of {@code list} (each with its first id) with an unresolved earlier message. */
+    private Set<String> blocked(Connection c, List<String> list, Long[] firsts, long ownLease) throws SQLException {
         Set<String> blocked = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement(sql.blockedKeys)) {
             ps.setArray(1, c.createArrayOf("text", list.toArray()));
