@@ -65,6 +65,15 @@ class LabTest {
                 assertThat(seconds).as("redelivery after a kill").isLessThan(LabOptions.smoke().leaseTimeout().toSeconds() + 5.0);
             }
         }
+        // Every engine ran under the faults and was checked: its section is there, passed, and did its work.
+        assertThat(r.sections().keySet()).containsExactlyInAnyOrderElementsOf(LabEngines.NAMES.subList(1, LabEngines.NAMES.size()));
+        r.sections().forEach((name, section) -> assertThat(section.failure()).as(name).isNull());
+        assertThat((Long) r.sections().get(QueueEngine.NAME).counts().get("acked")).isPositive();
+        assertThat((Long) r.sections().get(QueueEngine.NAME).counts().get("revived")).isPositive();
+        assertThat((Long) r.sections().get(ScheduleEngine.NAME).counts().get("fires")).isPositive();
+        assertThat((Long) r.sections().get(ScheduleEngine.NAME).counts().get("runners")).isGreaterThan(1);
+        // Stalled holders came back to a lock taken over: their stale writes were fenced off.
+        assertThat((Long) r.sections().get(LockEngine.NAME).counts().get("stalled_refused")).isPositive();
     }
 
     /** A quiet run against the shared server, then sabotage of its data. */
