@@ -66,6 +66,10 @@ interface KeyLeases extends RowKeys {
         }
 
         @Override
+        public void releaseIn(Connection c, String key) {
+        }
+
+        @Override
         public void release(Connection c, Set<String> keys) {
         }
 

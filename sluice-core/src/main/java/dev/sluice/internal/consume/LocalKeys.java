@@ -42,6 +42,12 @@ final class LocalKeys implements RowKeys {
         return tryTake(f.messageKey());
     }
 
+    /** In-memory keys: let go at once, whatever the transaction does. */
+    @Override
+    public void releaseIn(java.sql.Connection c, String key) {
+        releaseRow(key);
+    }
+
     @Override
     public void releaseRow(String key) {
         if (key == null) {

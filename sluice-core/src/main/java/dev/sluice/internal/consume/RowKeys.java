@@ -35,8 +35,9 @@ interface RowKeys {
         return false;
     }
 
-    /** In the caller's transaction: lets go of the key and wakes its next deferred row. */
-    default void releaseIn(Connection c, String key) throws SQLException {
-        throw new UnsupportedOperationException("keys of this policy are not handed on");
-    }
+    /**
+     * In the caller's transaction: lets go of the key and wakes its next deferred row. Called only when
+     * {@link #handsOn()}; keys that are not handed on are let go by {@link #releaseRow} alone.
+     */
+    void releaseIn(Connection c, String key) throws SQLException;
 }
