@@ -34,8 +34,13 @@ interface LabEngine {
     /** In each consumer process; the process may be SIGKILLed at any time, so nothing may rely on the close. */
     AutoCloseable startConsumer(Context ctx) throws Exception;
 
-    /** Whether everything that will still resolve has resolved (the orchestrator polls it after the producers stop). */
-    boolean drained(Connection c) throws SQLException;
+    /**
+     * Whether everything that will still resolve has resolved (the orchestrator polls it after the producers stop).
+     * By default true: an engine whose every operation commits or not at once (fires, lock writes) has nothing left.
+     */
+    default boolean drained(Connection c) throws SQLException {
+        return true;
+    }
 
     /** After the drain (or its timeout, {@code drained} false): the checker, in SQL over the ledger and Sluice's tables. */
     Section check(Connection c, boolean drained) throws SQLException;

@@ -250,12 +250,6 @@ final class LockEngine implements LabEngine {
         }
     }
 
-    /** Nothing resolves after the holders stop. */
-    @Override
-    public boolean drained(Connection c) {
-        return true;
-    }
-
     @Override
     public Section check(Connection c, boolean drained) throws SQLException {
         return LockChecker.check(c);

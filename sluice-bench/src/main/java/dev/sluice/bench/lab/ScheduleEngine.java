@@ -97,12 +97,6 @@ final class ScheduleEngine implements LabEngine {
         };
     }
 
-    /** Nothing resolves after the runners stop: a fire commits with its cursor move or not at all. */
-    @Override
-    public boolean drained(Connection c) {
-        return true;
-    }
-
     @Override
     public Section check(Connection c, boolean drained) throws SQLException {
         return ScheduleChecker.check(c);
