@@ -26,7 +26,8 @@ final class ExceptionSql {
     /**
      * Turns a poison range's unresolved messages into individual ready rows and drops the range: the one
      * statement here that also deletes a range lease ({@code claim_lease_<id>}, otherwise {@link RangeSql}'s),
-     * so the range becomes rows atomically. Parameters: lease id, group, concurrency.
+     * so the range becomes rows atomically. Parameters: lease id, group, concurrency, the range's low and high
+     * (constants, so the planner reads only the log partitions of the range).
      */
     final String quarantine;
 
@@ -125,7 +126,7 @@ final class ExceptionSql {
                 + " SELECT ?, m.id, 'ready', m.message_key, ?, l.reclaims, now(),"
                 + "   'quarantined: its range was reclaimed ' || l.reclaims || ' times'"
                 + " FROM l JOIN " + t.messageLog() + " m ON m.id BETWEEN l.low AND l.high"
-                + " WHERE NOT (m.id = ANY(l.resolved))"
+                + " WHERE m.id BETWEEN ? AND ? AND NOT (m.id = ANY(l.resolved))"
                 + " ON CONFLICT (consumer_group_id, message_id) DO NOTHING";
         this.insertRows = "INSERT INTO " + t.exceptionQueue() + " (consumer_group_id, message_id, status, message_key, concurrency,"
                 + " attempts, delays, can_run_after, last_error, error_stack, dead_at)"
@@ -217,11 +218,9 @@ final class ExceptionSql {
         String candidates = switch (policy) {
             case PARALLEL -> "SELECT message_id FROM " + t.exceptionQueue()
                     + "   WHERE consumer_group_id = ? AND status IN ('ready', 'deferred') AND can_run_after <= now()";
-            case ORDERED -> "SELECT h.message_id FROM (SELECT DISTINCT ON (message_key, CASE WHEN message_key IS NULL THEN message_id END)"
-                    + "     message_id, status, can_run_after FROM " + t.exceptionQueue()
-                    + "     WHERE consumer_group_id = ? AND status IN ('ready', 'deferred', 'inflight')"
-                    + "     ORDER BY message_key, CASE WHEN message_key IS NULL THEN message_id END, message_id) h"
-                    + "   WHERE h.status IN ('ready', 'deferred') AND h.can_run_after <= now()";
+            // A condition on the due row d, not a candidate list: the claim walks the due index in order and probes each
+            // row's key for an earlier unresolved row, stopping at the batch (a list would be built over every row first).
+            case ORDERED -> null;
             case EXCLUSIVE -> "SELECT h.message_id FROM (SELECT DISTINCT ON (message_key, CASE WHEN message_key IS NULL THEN message_id END)"
                     + "     e.message_id FROM " + t.exceptionQueue() + " e"
                     + "     WHERE e.consumer_group_id = ? AND e.status IN ('ready', 'deferred') AND e.can_run_after <= now()"
@@ -230,9 +229,13 @@ final class ExceptionSql {
                     + "       AND i.status = 'inflight' AND i.lease_expires_at > now()))"
                     + "     ORDER BY message_key, CASE WHEN message_key IS NULL THEN message_id END, message_id) h";
         };
+        String runnable = candidates != null ? " AND d.message_id IN (" + candidates + ")"
+                : " AND (d.message_key IS NULL OR NOT EXISTS (SELECT 1 FROM " + t.exceptionQueue() + " i"
+                + "     WHERE i.consumer_group_id = ? AND i.message_key = d.message_key AND i.message_id < d.message_id"
+                + "     AND i.status IN ('ready', 'deferred', 'inflight')))";
         return "WITH " + (partitioned ? "prm AS (SELECT ?::int AS n, ?::int[] AS buckets)," : "")
-                + " due AS (SELECT message_id FROM " + t.exceptionQueue()
-                + "   WHERE consumer_group_id = ? AND message_id IN (" + candidates + ")"
+                + " due AS (SELECT d.message_id FROM " + t.exceptionQueue() + " d"
+                + "   WHERE d.consumer_group_id = ?" + runnable
                 + "   AND status IN ('ready', 'deferred') AND can_run_after <= now()" + owned
                 + "   ORDER BY can_run_after, message_id LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " expired AS MATERIALIZED (SELECT message_id, attempts FROM " + t.exceptionQueue()

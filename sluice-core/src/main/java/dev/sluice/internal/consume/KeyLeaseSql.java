@@ -77,13 +77,14 @@ final class KeyLeaseSql {
 
     /**
      * Whether a message of key {@code x.key} below {@code x.first_id} is unresolved in a leased range that
-     * also meets {@code which}. Parameters: group, group, then those of {@code which}.
+     * also meets {@code which}. Parameters: group, group, then those of {@code which}, then the highest first id:
+     * a plan-time constant, so the planner leaves out the log partitions above it (a lagging group keeps many).
      */
     private static String unresolvedInRangeBelow(FamilyTables t, RangeSql ranges, String which) {
         return "EXISTS (SELECT 1 FROM " + t.claimLease() + " l JOIN " + t.messageLog() + " m"
                 + "     ON m.id BETWEEN l.low AND least(l.high, x.first_id - 1)"
                 + "     WHERE l.consumer_group_id = ? AND l.low > " + ranges.committedFloor + " AND l.low < x.first_id AND " + which
-                + "     AND m.message_key = x.key"
+                + "     AND m.id < ? AND m.message_key = x.key"
                 + "     AND NOT (m.id = ANY(l.resolved)))";
     }
 }

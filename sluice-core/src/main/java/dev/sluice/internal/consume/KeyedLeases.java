@@ -135,6 +135,7 @@ final class KeyedLeases implements KeyLeases {
             ps.setLong(4, ctx.groupId());
             ps.setLong(5, ctx.groupId());
             ps.setLong(6, ownLease);
+            ps.setLong(7, highest(firsts));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     blocked.add(rs.getString(1));
@@ -142,6 +143,14 @@ final class KeyedLeases implements KeyLeases {
             }
         }
         return blocked;
+    }
+
+    private static long highest(Long[] ids) {
+        long h = 0;
+        for (Long id : ids) {
+            h = Math.max(h, id);
+        }
+        return h;
     }
 
     /** Exclusive: the keys an earlier waiting message should get first ({@link KeyLeaseSql#waitingKeys}). */
@@ -155,6 +164,7 @@ final class KeyedLeases implements KeyLeases {
             ps.setLong(3, ctx.groupId());
             ps.setLong(4, ctx.groupId());
             ps.setLong(5, ctx.groupId());
+            ps.setLong(6, highest(firsts));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     waiting.add(rs.getString(1));

@@ -83,6 +83,7 @@ public final class LogReader {
             ps.setInt(3, limit);
             ps.setLong(4, maxBytes);
             ps.setLong(5, afterId);
+            ps.setLong(6, head);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     long rank = rs.getLong(7);

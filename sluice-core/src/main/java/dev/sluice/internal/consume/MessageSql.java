@@ -38,7 +38,8 @@ final class MessageSql {
      * A reader's budgeted page ({@link LogReader}). {@code sized} measures the candidate rows without reading
      * their payloads ({@code octet_length} of a stored value reads its length, not the value), {@code cut} keeps the
      * longest prefix within the budget (at least the first row), and only that prefix is sent.
-     * Parameters: after id, head, limit, budget, after id.
+     * Parameters: after id, head, limit, budget, after id, head (both scans bounded by constants, so the planner
+     * leaves out the log partitions outside them).
      */
     final String readPage;
 
@@ -67,7 +68,7 @@ final class MessageSql {
                      cut AS (SELECT max(id) AS last FROM sized WHERE upto <= ? OR n = 1)
                 SELECT m.id, m.created_at, m.schema_version, m.content_type, m.routing_key, m.message_key,
                        m.compaction_rank, m.headers::text, m.options::text, m.payload
-                  FROM %1$s m, cut WHERE m.id > ? AND m.id <= cut.last ORDER BY m.id""".formatted(t.messageLog());
+                  FROM %1$s m, cut WHERE m.id > ? AND m.id <= ? AND m.id <= cut.last ORDER BY m.id""".formatted(t.messageLog());
         this.observe = "WITH " + SnapshotFence.observationCtes(t) + " SELECT o.head, " + SnapshotFence.HOLDERS
                 + "::text[] FROM o";
         this.holdersAt = "WITH snap AS MATERIALIZED (SELECT coalesce(?::pg_snapshot,"

@@ -50,13 +50,13 @@ final class PartitionClaims {
             pos[e.getKey()] = e.getValue();
             lowest = Math.min(lowest, e.getValue());
         }
-        long from = lowest;
         int batch = ctx.o.batchSize();
+        LogWindow window = LogWindow.from(lowest, batch);
         return ctx.db.autoCommitReplayable("claim buckets", c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.partitionClaim)) {
                 ps.setString(1, sql.ranges.cursorLockKey(ctx.groupId()));
                 ps.setLong(2, ctx.groupId());
-                PartitionSql.bindFetch(ps, 3, c, n, buckets, pos, from, batch, ctx.o.maxBytes(), ctx.groupId());
+                PartitionSql.bindFetch(ps, 3, c, n, buckets, pos, window, batch, ctx.o.maxBytes(), ctx.groupId());
                 ps.execute(); // statement 1: the observation
                 if (!ps.getMoreResults()) {
                     throw new SQLException("the claim returned no second result");
@@ -79,13 +79,13 @@ final class PartitionClaims {
                     throw new SQLException("the claim returned no third result");
                 }
                 try (ResultSet rs = ps.getResultSet()) {
-                    return read(rs, pending, observed, bindings, head, batch);
+                    return read(rs, pending, observed, bindings, head, batch, window.reach());
                 }
             }
         });
     }
 
-    private static Claim read(ResultSet rs, boolean pending, long observed, String bindings, long head, int batch)
+    private static Claim read(ResultSet rs, boolean pending, long observed, String bindings, long head, int batch, long reach)
             throws SQLException {
         Map<Integer, List<Fetched>> byBucket = new HashMap<>();
         Set<Long> blocked = new HashSet<>();
@@ -123,8 +123,9 @@ final class PartitionClaims {
             high = maxMatched;
             more = true;
         } else {
-            high = settled;
-            more = false;
+            // Everything of the buckets up to here matched: the settled head, or the window's reach below it.
+            high = Math.min(settled, reach);
+            more = reach < settled;
         }
         return new Claim(settled, pending, observed, bindings, head, high, more, byBucket, blocked);
     }

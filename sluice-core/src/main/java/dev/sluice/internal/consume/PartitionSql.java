@@ -69,13 +69,16 @@ final class PartitionSql {
      * before the first (but the first) whose payload would pass the byte budget. Each row says its bucket and
      * whether its key is blocked — an unresolved exception row of the key (ready, deferred or in flight) below it,
      * so ordered delivery defers it. The scan walks the log's primary key from the lowest position and stops after
-     * {@code batch} matches; the filter is per row (no sort of the window).
+     * {@code batch} matches; the filter is per row (no sort of the window). The scan stays inside a {@link LogWindow}
+     * from the lowest position (its bounds are plan-time constants, so only the partitions it spans are planned and
+     * locked): when fewer than a batch matched, the buckets' windows end at the settled head or the window's reach,
+     * whichever is lower, and the caller fetches again from there.
      *
      * <p>Returns the settled head, how many messages matched (up to batch), the highest matched id, the cut (the id
      * the batch ends at when the budget cut it, else null), then per message its bucket, blocked, and
      * {@link MessageSql#FETCH_COLUMNS} — one row with null message columns when nothing matched.
-     * Parameters: N, buckets (int[]), positions by bucket (bigint[] of N, 1-based), lowest position, batch,
-     * byte budget, group.
+     * Parameters ({@link #bindFetch}): N, buckets (int[]), positions by bucket (bigint[] of N, 1-based), the
+     * window's floor (the lowest position) and reach, batch, byte budget, group, the window's floor and reach.
      */
     final String fetch;
 
@@ -115,7 +118,7 @@ final class PartitionSql {
                 + "   current_setting('sluice.settled')::bigint AS settled),"
                 + " cand AS (SELECT m.id, k.b, octet_length(m.payload) AS size FROM p, " + t.messageLog() + " m"
                 + "   CROSS JOIN LATERAL (SELECT " + bucket + " AS b) k"
-                + "   WHERE m.id > ? AND m.id <= p.settled AND k.b = ANY(p.buckets) AND m.id > p.pos[k.b + 1]"
+                + "   WHERE m.id > ? AND m.id <= ? AND m.id <= p.settled AND k.b = ANY(p.buckets) AND m.id > p.pos[k.b + 1]"
                 + "   ORDER BY m.id LIMIT ?),"
                 + " sized AS (SELECT id, b, sum(size) OVER (ORDER BY id) AS upto, row_number() OVER (ORDER BY id) AS n FROM cand),"
                 + " cut AS (SELECT min(id) - 1 AS high FROM sized WHERE upto > ? AND n > 1),"
@@ -126,22 +129,26 @@ final class PartitionSql {
                 + " FROM p LEFT JOIN LATERAL (SELECT k.b, (m.message_key IS NOT NULL AND EXISTS (SELECT 1 FROM " + t.exceptionQueue()
                 + "     e WHERE e.consumer_group_id = ? AND e.message_key = m.message_key AND e.message_id < m.id"
                 + "     AND e.status IN ('ready', 'deferred', 'inflight'))) AS blocked, " + MessageSql.FETCH_COLUMNS
-                + "   FROM picked k JOIN " + t.messageLog() + " m ON m.id = k.id LEFT JOIN " + t.compactionHead() + " h"
+                + "   FROM picked k JOIN " + t.messageLog() + " m ON m.id = k.id AND m.id > ? AND m.id <= ?"
+                + "   LEFT JOIN " + t.compactionHead() + " h"
                 + "     ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key) f ON true"
                 + " ORDER BY f.id";
     }
 
     /** Binds {@link #fetch}'s parameters from {@code first} on. */
     static int bindFetch(java.sql.PreparedStatement ps, int first, java.sql.Connection c, int n, Integer[] buckets, Long[] posByBucket,
-                         long lowest, int batch, long maxBytes, long group) throws java.sql.SQLException {
+                         LogWindow window, int batch, long maxBytes, long group) throws java.sql.SQLException {
         int i = first;
         ps.setInt(i++, n);
         ps.setArray(i++, c.createArrayOf("int4", buckets));
         ps.setArray(i++, c.createArrayOf("int8", posByBucket));
-        ps.setLong(i++, lowest);
+        ps.setLong(i++, window.floor());
+        ps.setLong(i++, window.reach());
         ps.setInt(i++, batch);
         ps.setLong(i++, maxBytes);
         ps.setLong(i++, group);
+        ps.setLong(i++, window.floor());
+        ps.setLong(i++, window.reach());
         return i;
     }
 }

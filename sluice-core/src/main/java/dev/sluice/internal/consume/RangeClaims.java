@@ -80,11 +80,34 @@ final class RangeClaims {
         return ts == null ? null : ts.toInstant();
     }
 
-    /** The fenced claim of a fresh range with its messages, in one round trip ({@link RangeSql#claim}). */
+    /**
+     * The fenced claim of a fresh range with its messages, in one round trip ({@link RangeSql#claim}) — or two, when
+     * the cursor has left the log window this consumer last saw (other consumers claimed past it, or the group was
+     * rewound): the first answer names the cursor, and the claim is made again in the window from there.
+     */
     Claimed claim() {
+        Claimed r = null;
+        for (int attempt = 0; attempt < MAX_WINDOW_MOVES; attempt++) {
+            LogWindow w = window;
+            r = claimIn(w);
+            if (r.claimed() || w.holds(r.oldClaimed())) {
+                window = r.claimed() && !w.holds(r.newClaimed()) ? LogWindow.from(r.newClaimed(), ctx.o.batchSize()) : w;
+                return r;
+            }
+            window = LogWindow.from(r.oldClaimed(), ctx.o.batchSize());
+        }
+        return r;
+    }
+
+    /** The claims a consumer makes in a row while the cursor keeps outrunning its window; then it reports nothing claimed. */
+    static final int MAX_WINDOW_MOVES = 4;
+
+    private volatile LogWindow window = LogWindow.from(0, 1);
+
+    private Claimed claimIn(LogWindow w) {
         return ctx.db.autoCommitReplayable("claim a range", c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.claim)) {
-                sql.bindClaim(ps, ctx.groupId(), ctx.o.batchSize(), ctx.o.maxBytes(), ctx.token, ctx.leaseSeconds);
+                sql.bindClaim(ps, ctx.groupId(), ctx.o.batchSize(), ctx.o.maxBytes(), ctx.token, ctx.leaseSeconds, w);
                 ps.execute(); // statement 1: the observation
                 if (!ps.getMoreResults()) {
                     throw new SQLException("the claim returned no second result");
@@ -154,6 +177,8 @@ final class RangeClaims {
                             q.setLong(1, id);
                             q.setLong(2, ctx.groupId());
                             q.setString(3, ctx.policy.sqlValue());
+                            q.setLong(4, low);
+                            q.setLong(5, high);
                             int n = q.executeUpdate();
                             ConsumerContext.log.warn("range quarantined: group={} low={} high={} reclaims={} rows={}",
                                     ctx.g.groupName(), low, high, reclaims, n);

@@ -83,7 +83,14 @@ final class RangeSql {
      * is read, which the fence's proof forbids). Statement 2 reads the newest cursor version, derives committed
      * from the live leases, and — unless nothing changed — writes the next version and deletes the current one.
      *
-     * <p>Parameters ({@link #bindClaim}): cursor lock key, group, batch, byte budget, owner token, lease seconds.
+     * <p>The claim stays inside a window of the log the caller names ({@link LogWindow}): ids above its floor and up
+     * to its reach, bound as constants so the planner prunes {@code message_log} to the partitions the window
+     * spans — a lagging group keeps many partitions, and a claim that planned or locked all of them would cost more
+     * the further it lags. A cursor below the floor or at the reach claims nothing (the caller moves the window to
+     * the old claimed position it gets back and claims again).
+     *
+     * <p>Parameters ({@link #bindClaim}): cursor lock key, group, batch, byte budget, owner token, lease seconds,
+     * the window.
      * Statement 2 returns one row per message of the new range (one row with null message columns when nothing
      * was claimed): old claimed, new claimed, pending, lease id, observed head, bindings (json), head, then
      * {@link MessageSql#FETCH_COLUMNS}.
@@ -203,11 +210,13 @@ final class RangeSql {
                 + " SELECT set_config('sluice.settled', u.settled::text, true), u.new_pending_xids IS NOT NULL, u.observed, "
                 + bindingsOf + ", " + head + " FROM nxt u;\n";
         this.claim = observation + settling
-                + " r AS (SELECT m.*, greatest(m.claimed, least(m.claimed + ?, m.settled)) AS high FROM m),"
+                // The log window (parameters: its floor and reach, as plan-time constants): a cursor outside it claims nothing.
+                + " r AS (SELECT m.*, CASE WHEN m.claimed < ?::bigint THEN m.claimed"
+                + "   ELSE greatest(m.claimed, least(m.claimed + ?, m.settled, ?::bigint)) END AS high FROM m),"
                 // The byte budget: payload sizes only (octet_length reads a stored value's length, not the value).
                 + " sized AS (SELECT l.id, sum(octet_length(l.payload)) OVER (ORDER BY l.id) AS upto,"
                 + "   row_number() OVER (ORDER BY l.id) AS n FROM r JOIN " + t.messageLog() + " l"
-                + "   ON l.id BETWEEN r.claimed + 1 AND r.high),"
+                + "   ON l.id BETWEEN r.claimed + 1 AND r.high AND l.id > ? AND l.id <= ?),"
                 + " cut AS (SELECT min(id) - 1 AS high FROM sized WHERE upto > ? AND n > 1),"
                 + " nxt AS (SELECT r.*, coalesce((SELECT high FROM cut), r.high) AS new_claimed, " + nextPending + " FROM r),"
                 // A claim that changes nothing writes nothing; otherwise the next version replaces the current one.
@@ -229,7 +238,8 @@ final class RangeSql {
                 + " FROM nxt u LEFT JOIN LATERAL (SELECT " + MessageSql.FETCH_COLUMNS
                 + "   FROM " + t.messageLog() + " m LEFT JOIN " + t.compactionHead() + " h"
                 + "     ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key"
-                + "   WHERE u.new_claimed > u.claimed AND m.id BETWEEN u.claimed + 1 AND u.new_claimed) f ON true"
+                + "   WHERE u.new_claimed > u.claimed AND m.id BETWEEN u.claimed + 1 AND u.new_claimed"
+                + "   AND m.id > ? AND m.id <= ?) f ON true"
                 + " ORDER BY f.id";
         this.settled = "SELECT c.pending_xids IS NULL OR " + SnapshotFence.ended("c.pending_xids", "pg_current_snapshot()")
                 + " FROM " + cursor + " c";
@@ -287,12 +297,18 @@ final class RangeSql {
 
     /** Binds {@link #claim}'s parameters. */
     void bindClaim(java.sql.PreparedStatement ps, long group, long batch, long maxBytes, java.util.UUID owner,
-                   double leaseSeconds) throws java.sql.SQLException {
+                   double leaseSeconds, LogWindow window) throws java.sql.SQLException {
         ps.setString(1, cursorLockKey(group));
         ps.setLong(2, group);
-        ps.setLong(3, batch);
-        ps.setLong(4, maxBytes);
-        ps.setObject(5, owner);
-        ps.setDouble(6, leaseSeconds);
+        ps.setLong(3, window.floor());
+        ps.setLong(4, batch);
+        ps.setLong(5, window.reach());
+        ps.setLong(6, window.floor());
+        ps.setLong(7, window.reach());
+        ps.setLong(8, maxBytes);
+        ps.setObject(9, owner);
+        ps.setDouble(10, leaseSeconds);
+        ps.setLong(11, window.floor());
+        ps.setLong(12, window.reach());
     }
 }

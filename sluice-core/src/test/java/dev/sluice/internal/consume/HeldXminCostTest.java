@@ -149,7 +149,7 @@ class HeldXminCostTest {
     /** The consumer's claim statements (batch {@code batch}); returns the lease id, 0 when nothing was claimed. */
     private static long claim(Connection c, FamilyTables t, long gid, UUID owner, int batch) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.claim)) {
-            ConsumeSql.of(t).ranges.bindClaim(ps, gid, batch, ReadOptions.DEFAULT_MAX_BYTES, owner, 30);
+            ConsumeSql.of(t).ranges.bindClaim(ps, gid, batch, ReadOptions.DEFAULT_MAX_BYTES, owner, 30, new LogWindow(0, Long.MAX_VALUE));
             ps.execute();
             assertThat(ps.getMoreResults()).isTrue();
             try (ResultSet rs = ps.getResultSet()) {

@@ -89,6 +89,7 @@ class RowClaimTest {
                     ps.setLong(3, gid);
                     ps.setLong(4, gid);
                     ps.setLong(5, gid);
+                    ps.setLong(6, 50L);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             waiting.add(rs.getString(1));
@@ -117,7 +118,7 @@ class RowClaimTest {
                 c.setAutoCommit(true);
                 long leaseId;
                 try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.claim)) {
-                    ConsumeSql.of(t).ranges.bindClaim(ps, gid, 10, dev.sluice.ReadOptions.DEFAULT_MAX_BYTES, UUID.randomUUID(), 30);
+                    ConsumeSql.of(t).ranges.bindClaim(ps, gid, 10, dev.sluice.ReadOptions.DEFAULT_MAX_BYTES, UUID.randomUUID(), 30, new LogWindow(0, Long.MAX_VALUE));
                     ps.execute();
                     assertThat(ps.getMoreResults()).isTrue();
                     try (ResultSet rs = ps.getResultSet()) {

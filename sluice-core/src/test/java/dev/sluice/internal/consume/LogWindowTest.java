@@ -1,0 +1,224 @@
+package dev.sluice.internal.consume;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sluice.ConsumeOptions;
+import dev.sluice.Consumption;
+import dev.sluice.GroupConfig;
+import dev.sluice.Outcome;
+import dev.sluice.Outgoing;
+import dev.sluice.ProduceOptions;
+import dev.sluice.ReadOptions;
+import dev.sluice.Sluice;
+import dev.sluice.StreamConfig;
+import dev.sluice.embedded.test.SluiceTest;
+import dev.sluice.embedded.test.TestDatabase;
+import dev.sluice.internal.schema.FamilyTables;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A lagging group keeps many log partitions, and a claim whose ids come from the cursor or a lease cannot be pruned
+ * by the planner: without a window it plans, opens and locks every partition (the hour-long lab run overflowed the
+ * server's lock table with 718 of them). With the window's bounds bound as constants, a claim and a partitioned
+ * group's fetch lock only the partitions the window spans, and the ordered key check none above its highest id.
+ * Counted in the server's lock table, inside the claim's own transaction. And consumers whose cursor outruns their
+ * window (a long log, several consumers) still get every message exactly once.
+ */
+@SluiceTest
+class LogWindowTest {
+    private static final int PARTITION = 10;
+    private static final int MESSAGES = 1_000;
+
+    @Test
+    void aRangeClaimLocksOnlyThePartitionsOfItsWindow(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            FamilyTables t = wideStream(sluice, db, "wide.range");
+            sluice.stream("wide.range").consumerGroup("g").register();
+            long gid = sluice.stream("wide.range").consumerGroup("g").get().orElseThrow().id();
+            try (Connection c = db.connect()) {
+                c.setAutoCommit(false);
+                int all = partitions(c, t);
+                assertThat(all).as("partitions of the log").isGreaterThanOrEqualTo(MESSAGES / PARTITION);
+                // Unbounded, the claim locks every partition: the cost the window removes.
+                assertThat(claim(c, t, gid, new LogWindow(0, Long.MAX_VALUE)).newClaimed).isEqualTo(10);
+                assertThat(lockedPartitions(c, t)).as("partitions an unbounded claim locks").isEqualTo(all);
+                c.rollback();
+                Claim r = claim(c, t, gid, new LogWindow(0, 25));
+                assertThat(r.ids).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L);
+                // ids (0, 25]: partitions 0, 1 and 2
+                assertThat(lockedPartitions(c, t)).as("partitions a claim in (0, 25] locks").isLessThanOrEqualTo(3);
+                c.commit();
+                // A window the cursor has left claims nothing and names the cursor.
+                Claim miss = claim(c, t, gid, new LogWindow(500, 525));
+                assertThat(miss.leaseId).isZero();
+                assertThat(miss.oldClaimed).isEqualTo(10);
+                assertThat(miss.ids).isEmpty();
+                c.commit();
+                // The claim stops at the window's reach.
+                Claim clipped = claim(c, t, gid, new LogWindow(10, 15));
+                assertThat(clipped.ids).containsExactly(11L, 12L, 13L, 14L, 15L);
+                c.commit();
+            }
+        }
+    }
+
+    @Test
+    void aPartitionedFetchLocksOnlyThePartitionsOfItsWindowAndEndsThere(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            FamilyTables t = wideStream(sluice, db, "wide.part");
+            sluice.stream("wide.part").consumerGroup("g").register(GroupConfig.builder().partitions(4).build());
+            long gid = sluice.stream("wide.part").consumerGroup("g").get().orElseThrow().id();
+            ConsumeSql sql = ConsumeSql.of(t);
+            try (Connection c = db.connect()) {
+                c.setAutoCommit(false);
+                List<Long> ids = new ArrayList<>();
+                try (PreparedStatement ps = c.prepareStatement(sql.partitionClaim)) {
+                    ps.setString(1, sql.ranges.cursorLockKey(gid));
+                    ps.setLong(2, gid);
+                    PartitionSql.bindFetch(ps, 3, c, 4, new Integer[] {0, 1, 2, 3}, new Long[] {0L, 0L, 0L, 0L},
+                            new LogWindow(0, 25), 100, ReadOptions.DEFAULT_MAX_BYTES, gid);
+                    ps.execute();
+                    assertThat(ps.getMoreResults()).isTrue();
+                    assertThat(ps.getMoreResults()).isTrue();
+                    try (ResultSet rs = ps.getResultSet()) {
+                        while (rs.next()) {
+                            assertThat(rs.getLong(1)).as("settled head").isGreaterThanOrEqualTo(MESSAGES);
+                            rs.getLong(7);
+                            if (!rs.wasNull()) {
+                                ids.add(rs.getLong(7));
+                            }
+                        }
+                    }
+                }
+                assertThat(ids).as("a batch of 100 in a window of 25 ids").hasSize(25).allMatch(id -> id <= 25);
+                assertThat(lockedPartitions(c, t)).as("partitions a fetch in (0, 25] locks").isLessThanOrEqualTo(3);
+                c.rollback();
+            }
+        }
+    }
+
+    @Test
+    void theOrderedKeyCheckLocksNoPartitionAboveItsHighestId(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            FamilyTables t = wideStream(sluice, db, "wide.keys");
+            sluice.stream("wide.keys").consumerGroup("g").register();
+            long gid = sluice.stream("wide.keys").consumerGroup("g").get().orElseThrow().id();
+            try (Connection c = db.connect()) {
+                c.setAutoCommit(false);
+                long own = claim(c, t, gid, new LogWindow(0, 25)).leaseId;
+                c.commit();
+                try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).keys.blockedKeys)) {
+                    ps.setArray(1, c.createArrayOf("text", new String[] {"k"}));
+                    ps.setArray(2, c.createArrayOf("int8", new Long[] {30L}));
+                    ps.setLong(3, gid);
+                    ps.setLong(4, gid);
+                    ps.setLong(5, gid);
+                    ps.setLong(6, own);
+                    ps.setLong(7, 30L);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        assertThat(rs.next()).as("no other range holds key k below 30").isFalse();
+                    }
+                }
+                assertThat(lockedPartitions(c, t)).as("partitions the key check locks").isLessThanOrEqualTo(4);
+                c.rollback();
+            }
+        }
+    }
+
+    @Test
+    void consumersWhoseCursorOutrunsTheirWindowGetEveryMessageOnce(TestDatabase db) throws Exception {
+        int n = (int) LogWindow.MIN_SPAN * 3;
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            sluice.stream("long").register(StreamConfig.builder().partitionSize(500).build());
+            List<Outgoing<String>> batch = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                batch.add(Outgoing.of("m" + i, ProduceOptions.builder().messageKey("k" + (i % 7)).build()));
+            }
+            sluice.stream("long", String.class).producer().produceBatch(batch);
+            for (GroupConfig config : List.of(GroupConfig.builder().build(), GroupConfig.builder().partitions(4).build())) {
+                String name = config.partitions() > 0 ? "part" : "ranges";
+                var group = sluice.stream("long", String.class).consumerGroup(name);
+                group.register(config);
+                Map<Long, AtomicInteger> seen = new ConcurrentHashMap<>();
+                ConsumeOptions opts = ConsumeOptions.defaults().withBatchSize(50).withPollInterval(Duration.ofMillis(20));
+                try (Consumption a = group.consume(m -> {
+                    seen.computeIfAbsent(m.id(), k -> new AtomicInteger()).incrementAndGet();
+                    return Outcome.success();
+                }, opts); Consumption b = group.consume(m -> {
+                    seen.computeIfAbsent(m.id(), k -> new AtomicInteger()).incrementAndGet();
+                    return Outcome.success();
+                }, opts)) {
+                    await().atMost(Duration.ofSeconds(60)).until(() -> seen.size() == n);
+                }
+                assertThat(seen.keySet()).as("%s: every message", name).hasSize(n).allMatch(id -> id >= 1 && id <= n);
+                assertThat(seen.values()).as("%s: each once", name).allMatch(count -> count.get() == 1);
+            }
+        }
+    }
+
+    private static FamilyTables wideStream(Sluice sluice, TestDatabase db, String name) {
+        long sid = sluice.stream(name).register(StreamConfig.builder().partitionSize(PARTITION).build()).id();
+        List<Outgoing<String>> messages = new ArrayList<>();
+        for (int i = 0; i < MESSAGES; i++) {
+            messages.add(Outgoing.of("m" + i));
+        }
+        sluice.stream(name, String.class).producer().produceBatch(messages);
+        return new FamilyTables("\"" + db.schema() + "\"", sid);
+    }
+
+    private record Claim(long oldClaimed, long newClaimed, long leaseId, List<Long> ids) {
+    }
+
+    private static Claim claim(Connection c, FamilyTables t, long gid, LogWindow w) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.claim)) {
+            ConsumeSql.of(t).ranges.bindClaim(ps, gid, 10, ReadOptions.DEFAULT_MAX_BYTES, UUID.randomUUID(), 30, w);
+            ps.execute();
+            assertThat(ps.getMoreResults()).isTrue();
+            try (ResultSet rs = ps.getResultSet()) {
+                long old = 0;
+                long claimed = 0;
+                long lease = 0;
+                List<Long> ids = new ArrayList<>();
+                while (rs.next()) {
+                    old = rs.getLong(1);
+                    claimed = rs.getLong(2);
+                    lease = rs.getLong(4);
+                    rs.getLong(8);
+                    if (!rs.wasNull()) {
+                        ids.add(rs.getLong(8));
+                    }
+                }
+                return new Claim(old, claimed, lease, ids);
+            }
+        }
+    }
+
+    private static int partitions(Connection c, FamilyTables t) throws SQLException {
+        return count(c, "SELECT count(*) FROM pg_inherits WHERE inhparent = '" + t.messageLog() + "'::regclass");
+    }
+
+    /** The log's partitions this session's transaction holds a lock on. */
+    private static int lockedPartitions(Connection c, FamilyTables t) throws SQLException {
+        return count(c, "SELECT count(DISTINCT l.relation) FROM pg_locks l JOIN pg_inherits i ON i.inhrelid = l.relation"
+                + " WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND i.inhparent = '" + t.messageLog() + "'::regclass");
+    }
+
+    private static int count(Connection c, String sql) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+}
