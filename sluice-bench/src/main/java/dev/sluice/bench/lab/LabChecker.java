@@ -61,7 +61,7 @@ public final class LabChecker {
         DROP TABLE IF EXISTS sluice_lab.kept;
         CREATE UNLOGGED TABLE sluice_lab.kept AS
             SELECT substring(c.relname from '_([0-9]+)$')::bigint AS k FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-            WHERE i.inhparent = '%2$s'::regclass;
+            WHERE i.inhparent = '%2$s'::regclass AND NOT i.inhdetachpending;
         DROP TABLE IF EXISTS sluice_lab.msgs;
         CREATE UNLOGGED TABLE sluice_lab.msgs AS
             WITH logged AS (SELECT id, convert_from(payload, 'UTF8')::jsonb->>'tag' AS tag, message_key, routing_key,

@@ -27,6 +27,9 @@ public final class GroupOperations {
     private final GroupRegistry groups;
     private final String schema;
 
+    /** The shared side of retention's lock on the stream, for the rewind's transaction. Parameter: the key. */
+    static final String REWIND_LOCK = "SELECT pg_advisory_xact_lock_shared(hashtextextended(?, 0))";
+
     public GroupOperations(Db db, GroupRegistry groups, String schema) {
         this.db = db;
         this.groups = groups;
@@ -133,6 +136,12 @@ public final class GroupOperations {
         GroupRef g = groups.resolve(stream, group);
         ConsumeSql sql = ConsumeSql.of(g.tables());
         db.transaction("rewind group '" + group + "'", c -> {
+            // First, before the log is read: retention re-checks and detaches a partition under this lock's
+            // exclusive side, so a group never moves back into a partition it is detaching.
+            try (PreparedStatement ps = c.prepareStatement(REWIND_LOCK)) {
+                ps.setString(1, g.tables().retentionLockKey());
+                ps.execute();
+            }
             if (!force && Presence.anyLive(c, schema, g.groupId())) {
                 throw new SluiceException(ErrorCode.INSTANCES_LIVE, "group '" + group + "' has live consumers; stop them or force");
             }

@@ -34,7 +34,8 @@ public final class Partitions {
     private static final String BOUNDS = """
             SELECT k.relname,
                    substring(pg_get_expr(k.relpartbound, k.oid) FROM 'FROM \\(''?(-?[0-9]+)''?\\)')::numeric AS low,
-                   substring(pg_get_expr(k.relpartbound, k.oid) FROM 'TO \\(''?(-?[0-9]+)''?\\)')::numeric AS high
+                   substring(pg_get_expr(k.relpartbound, k.oid) FROM 'TO \\(''?(-?[0-9]+)''?\\)')::numeric AS high,
+                   i.inhdetachpending
             FROM pg_inherits i JOIN pg_class k ON k.oid = i.inhrelid WHERE i.inhparent = to_regclass(?)
             ORDER BY 2
             """;
@@ -193,8 +194,11 @@ public final class Partitions {
         }
     }
 
-    /** One attached partition of the log: its table (unqualified) and its id bounds {@code [low, high)}. */
-    public record Bound(String table, long low, long high) {
+    /**
+     * One attached partition of the log: its table (unqualified), its id bounds {@code [low, high)}, and whether a
+     * concurrent detach of it is pending (queries already leave it out; retention completes the detach).
+     */
+    public record Bound(String table, long low, long high, boolean detachPending) {
     }
 
     /**
@@ -210,7 +214,8 @@ public final class Partitions {
                     java.math.BigDecimal low = rs.getBigDecimal(2);
                     java.math.BigDecimal high = rs.getBigDecimal(3);
                     if (low != null) {
-                        out.add(new Bound(rs.getString(1), low.longValue(), high == null ? Long.MAX_VALUE : high.longValue()));
+                        out.add(new Bound(rs.getString(1), low.longValue(), high == null ? Long.MAX_VALUE : high.longValue(),
+                                rs.getBoolean(4)));
                     }
                 }
             }
@@ -284,7 +289,7 @@ public final class Partitions {
 
     /** The number of partitions the log has now. */
     public static int count(Connection c, FamilyTables family) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_inherits WHERE inhparent = to_regclass(?)")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_inherits WHERE inhparent = to_regclass(?) AND NOT inhdetachpending")) {
             ps.setString(1, family.messageLog());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();

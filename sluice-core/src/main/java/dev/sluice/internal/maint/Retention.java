@@ -30,10 +30,10 @@ import org.slf4j.LoggerFactory;
  *   <li>hold only messages older than the retention;</li>
  *   <li>hold no exception row of any group (ready, deferred, inflight, dead) and overlap no range lease.</li>
  * </ul>
- * The first look runs in auto-commit statements. Each drop is then one short transaction of its own: lock timeout,
- * the log's parent table in ACCESS EXCLUSIVE mode (parent before partition, as producers lock), every condition that
- * can change re-checked under the lock (a rewind, a new exception row, a lease), DETACH, DROP, commit. A busy lock
- * (an open producer or reader transaction) skips the stream until the next pass.
+ * The first look runs in auto-commit statements (a fence observation that has not settled is kept for the next
+ * pass). Each drop then re-checks every condition that can change under retention's advisory lock on the stream and
+ * detaches the partition {@code CONCURRENTLY} — never locking the log's parent against producers or consumers — and
+ * drops it ({@link #drop}); a detach cut short is completed, and a detached leftover dropped, at the next pass.
  */
 final class Retention {
     private static final Logger log = LoggerFactory.getLogger(Retention.class);
@@ -65,7 +65,12 @@ final class Retention {
     long run(long head, Instant now) {
         Plan plan = db.autoCommit("plan retention of stream '" + stream.name() + "'", c -> plan(c, head, now));
         long dropped = 0;
-        for (Partitions.Bound b : plan.droppable) {
+        for (long index : plan.leftovers) {
+            dropLeftover(index);
+        }
+        List<Partitions.Bound> work = new ArrayList<>(plan.pending);
+        work.addAll(plan.droppable);
+        for (Partitions.Bound b : work) {
             if (dropped == limits.maxRounds()) {
                 memo(now, 0); // more next pass
                 return dropped;
@@ -104,6 +109,10 @@ final class Retention {
     /** The first look: which partitions may go now, and, for the memo, what holds the rest. */
     private static final class Plan {
         final List<Partitions.Bound> droppable = new ArrayList<>();
+        /** Partitions whose concurrent detach was cut short (a timeout, a crash): completed and dropped first. */
+        final List<Partitions.Bound> pending = new ArrayList<>();
+        /** Partition indexes detached but not dropped (the process died between the two): dropped first. */
+        final List<Long> leftovers = new ArrayList<>();
         /** A group, an exception row or a lease holds a partition that retention would otherwise consider. */
         boolean held;
         /** Set when the look stopped at a young partition (or must come again soon): the next look's time. */
@@ -116,8 +125,20 @@ final class Retention {
         Plan plan = new Plan();
         List<Partitions.Bound> below = new ArrayList<>();
         long lowestAbove = Long.MAX_VALUE;
-        for (Partitions.Bound b : Partitions.bounds(c, t)) {
+        List<Partitions.Bound> bounds = Partitions.bounds(c, t);
+        // Only below the lowest partition: a table above may be one being created (CREATE, then ATTACH).
+        long lowestIndex = bounds.stream().filter(this::ours).mapToLong(b -> b.low() / size).min().orElse(-1);
+        for (long index : leftovers(c)) {
+            if (index < lowestIndex) {
+                plan.leftovers.add(index);
+            }
+        }
+        for (Partitions.Bound b : bounds) {
             if (!ours(b)) {
+                continue;
+            }
+            if (b.detachPending()) {
+                plan.pending.add(b); // already out of every query: the decision was made
                 continue;
             }
             if (b.high() <= head) {
@@ -149,11 +170,13 @@ final class Retention {
         }
         // Final content: once an observation of the head has settled, nothing can still commit an id at or below it
         // (docs/fence.md), so the age read below cannot be overtaken by a late producer. Unsettled: next pass.
-        SnapshotFence.Observation o = SnapshotFence.observe(c, t);
+        SnapshotFence.Observation o = st.retentionObservation != null ? st.retentionObservation : SnapshotFence.observe(c, t);
         if (!SnapshotFence.settled(c, o)) {
+            st.retentionObservation = o; // looked at again next pass
             plan.notBefore = now;
             return plan;
         }
+        st.retentionObservation = null;
         for (Partitions.Bound b : candidates) {
             if (b.high() > o.head()) {
                 plan.notBefore = now;
@@ -201,37 +224,98 @@ final class Retention {
                 && (b.high() == Long.MAX_VALUE || b.high() - b.low() == size);
     }
 
-    /** One partition's drop in its own short transaction, every condition re-checked under the log's lock. */
+    /**
+     * One partition's drop. Under retention's session lock on the stream (a rewind takes its shared side first, so no
+     * group moves back meanwhile), every condition that can change is re-checked — still attached, no exception row,
+     * no lease, every group committed past it — and the partition is detached {@code CONCURRENTLY} and dropped.
+     * Nothing here takes the log's parent in a mode that blocks producers or consumers: a detach that had to lock the
+     * parent exclusively never got it while producer transactions overlapped (the hour-long lab run dropped nothing
+     * in eight minutes), and every statement on the log queued behind its wait. The detach waits only for the
+     * transactions that were using the log, at most {@link #DETACH_WAIT}; one cut short leaves the partition
+     * detach-pending (out of every query already), completed at the next pass.
+     */
     private Drop drop(Partitions.Bound b) {
         long index = b.low() / size;
-        Drop d = Janitor.once(db, "drop partition " + b.table() + " of stream '" + stream.name() + "'", limits.lockTimeout(), c -> {
-            try (Statement s = c.createStatement()) {
-                s.execute(st.retentionSql.lockLog);
+        String key = t.retentionLockKey();
+        Drop d = db.autoCommit("drop partition " + b.table() + " of stream '" + stream.name() + "'", c -> {
+            if (!advisory(c, RetentionSql.TRY_LOCK, key)) {
+                return Drop.BUSY; // a rewind of one of its groups, or another janitor
             }
-            if (!attached(c, index)) {
-                return Drop.KEPT; // another janitor dropped it meanwhile
+            try {
+                if (!b.detachPending()) {
+                    if (!attached(c, index)) {
+                        return Drop.KEPT; // another janitor dropped it meanwhile
+                    }
+                    ConsumeSweeps.Hold h = st.consume.hold(c, stream.id(), b.low(), b.high());
+                    if (h.exceptionRows() || h.leases()) {
+                        return Drop.KEPT;
+                    }
+                    if (!allowPastCommitted && h.lowestCommitted().isPresent() && b.high() - 1 > h.lowestCommitted().getAsLong()) {
+                        return Drop.KEPT; // a rewind moved a group back into it
+                    }
+                }
+                String detach = b.detachPending() ? st.retentionSql.finalizeDetach(index) : st.retentionSql.detach(index);
+                return waiting(c, detach) && waiting(c, st.retentionSql.drop(index)) ? Drop.DROPPED : Drop.BUSY;
+            } finally {
+                advisory(c, RetentionSql.UNLOCK, key);
             }
-            ConsumeSweeps.Hold h = st.consume.hold(c, stream.id(), b.low(), b.high());
-            if (h.exceptionRows() || h.leases()) {
-                return Drop.KEPT;
-            }
-            if (!allowPastCommitted && h.lowestCommitted().isPresent() && b.high() - 1 > h.lowestCommitted().getAsLong()) {
-                return Drop.KEPT; // a rewind moved a group back into it
-            }
-            try (Statement s = c.createStatement()) {
-                s.execute(st.retentionSql.detach(index));
-                s.execute(st.retentionSql.drop(index));
-            }
-            return Drop.DROPPED;
         });
-        if (d == null) {
-            return Drop.BUSY;
-        }
         if (d == Drop.DROPPED) {
             log.info("retention dropped a log partition: stream={} stream_id={} partition={} from_id={} to_id={} retention={}",
                     stream.name(), stream.id(), b.table(), b.low(), b.high() - 1, retention);
         }
         return d;
+    }
+
+    /** How long a concurrent detach (and the drop after it) waits for the transactions using the log. */
+    static final Duration DETACH_WAIT = Duration.ofSeconds(3);
+
+    /** Runs {@code ddl} with this session's lock wait at {@link #DETACH_WAIT}; false when the wait ran out. */
+    private static boolean waiting(Connection c, String ddl) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(RetentionSql.SET_LOCK_TIMEOUT)) {
+            ps.setString(1, DETACH_WAIT.toMillis() + "ms");
+            ps.execute();
+        }
+        try (Statement s = c.createStatement()) {
+            s.execute(ddl);
+            return true;
+        } catch (SQLException e) {
+            if (dev.sluice.internal.jdbc.SqlErrors.LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                return false;
+            }
+            throw e;
+        } finally {
+            try (Statement s = c.createStatement()) {
+                s.execute(RetentionSql.RESET_LOCK_TIMEOUT);
+            }
+        }
+    }
+
+    private static boolean advisory(Connection c, String sql, String key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** The indexes of this stream's partition tables that are no longer attached (detached, never dropped). */
+    private List<Long> leftovers(Connection c) throws SQLException {
+        List<Long> out = new ArrayList<>();
+        try (PreparedStatement ps = Sql.bind(c.prepareStatement(RetentionSql.LEFTOVERS), t.quotedSchema(),
+                "^message_log_" + t.streamId() + "_[0-9]{1,18}$"); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                String name = rs.getString(1);
+                out.add(Long.parseLong(name.substring(name.lastIndexOf('_') + 1)));
+            }
+        }
+        return out;
+    }
+
+    private void dropLeftover(long index) {
+        db.autoCommit("drop detached partition " + index + " of stream '" + stream.name() + "'",
+                c -> waiting(c, st.retentionSql.drop(index)));
     }
 
     private boolean attached(Connection c, long index) throws SQLException {

@@ -21,6 +21,13 @@ final class StreamState {
     /** When retention may find something to drop (null: look at the next pass). */
     RetentionMemo retention;
 
+    /**
+     * Retention's fence observation that had not settled at its pass, checked again at the next: it settles once the
+     * producer transactions open when it was taken have ended, however many began since. (A fresh observation at
+     * every pass would never settle while producer transactions overlap.)
+     */
+    dev.sluice.internal.consume.SnapshotFence.Observation retentionObservation;
+
     final SweepDue keys = new SweepDue();
     final SweepDue heads = new SweepDue();
     final SweepDue deliveryLog = new SweepDue();

@@ -28,6 +28,15 @@ public record FamilyTables(String quotedSchema, long streamId) {
         return quotedSchema + "." + table + "_" + streamId;
     }
 
+    /**
+     * The advisory-lock key retention holds (exclusively, for the session) while it re-checks and detaches a log
+     * partition, and a rewind holds (shared, for its transaction) before it moves a group back: a group never moves
+     * back into a partition between retention's last check and its detach.
+     */
+    public String retentionLockKey() {
+        return "sluice.retention:" + quotedSchema + ":" + streamId;
+    }
+
     public String messageLog() {
         return qualified("message_log");
     }
