@@ -75,6 +75,16 @@ class RetentionTest {
         fx.db.execute("UPDATE " + fx.table("message_log", id) + " SET created_at = now() - interval '" + age + "' WHERE " + where);
     }
 
+    /** Opens a transaction on {@code reader} that reads the log (and so holds it until commit); checks its count. */
+    private static void holdTheLog(Connection reader, long id, long expected) throws java.sql.SQLException {
+        reader.setAutoCommit(false);
+        try (Statement s = reader.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM " + fx.table("message_log", id))) {
+            rs.next();
+            assertThat(rs.getLong(1)).isEqualTo(expected);
+        }
+    }
+
     private static String part(long id, long k) {
         return "message_log_" + id + "_" + k;
     }
@@ -239,12 +249,7 @@ class RetentionTest {
         long id = oldStream("busy", 250, false);
         Janitor janitor = fx.janitor();
         try (Connection reader = db.connect()) {
-            reader.setAutoCommit(false);
-            try (Statement s = reader.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT count(*) FROM " + fx.table("message_log", id))) {
-                rs.next();
-                assertThat(rs.getLong(1)).isEqualTo(250);
-            }
+            holdTheLog(reader, id, 250);
             // The reader's transaction holds the log: the drop times out on its lock and is skipped, not an error.
             long start = System.nanoTime();
             List<SweepResult> pass = janitor.sweep();
@@ -297,12 +302,7 @@ class RetentionTest {
         // A partition a janitor detached but did not drop (it died in between): attached to nothing, still there.
         fx.db.execute("ALTER TABLE " + fx.table("message_log", id) + " DETACH PARTITION " + fx.table("message_log", id) + "_0");
         try (Connection reader = db.connect()) {
-            reader.setAutoCommit(false);
-            try (Statement s = reader.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT count(*) FROM " + fx.table("message_log", id))) {
-                rs.next();
-                assertThat(rs.getLong(1)).isEqualTo(251);
-            }
+            holdTheLog(reader, id, 251);
             // The reader's transaction uses the log: the concurrent detach of partition 1 waits for it, runs out of
             // time and leaves the partition detach-pending — out of every query from then on.
             assertThat(removed(janitor.sweep(), Janitor.RETENTION)).isZero();

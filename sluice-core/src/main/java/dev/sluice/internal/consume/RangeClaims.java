@@ -54,6 +54,12 @@ final class RangeClaims {
     private final ConsumerContext ctx;
     private final RangeSql sql;
 
+    /** The claims a consumer makes in a row while the cursor keeps outrunning its window; then it reports nothing claimed. */
+    static final int MAX_WINDOW_MOVES = 4;
+
+    /** The log window of this consumer's claims: moved to the cursor when the cursor has left it. */
+    private volatile LogWindow window = LogWindow.from(0, 1);
+
     RangeClaims(ConsumerContext ctx) {
         this.ctx = ctx;
         this.sql = ctx.sql.ranges;
@@ -98,11 +104,6 @@ final class RangeClaims {
         }
         return r;
     }
-
-    /** The claims a consumer makes in a row while the cursor keeps outrunning its window; then it reports nothing claimed. */
-    static final int MAX_WINDOW_MOVES = 4;
-
-    private volatile LogWindow window = LogWindow.from(0, 1);
 
     private Claimed claimIn(LogWindow w) {
         return ctx.db.autoCommitReplayable("claim a range", c -> {

@@ -40,6 +40,9 @@ final class Retention {
 
     private enum Drop { DROPPED, KEPT, BUSY }
 
+    /** How long a concurrent detach (and the drop after it) waits for the transactions using the log. */
+    static final Duration DETACH_WAIT = Duration.ofSeconds(3);
+
     private final Db db;
     private final StreamInfo stream;
     private final StreamState st;
@@ -266,9 +269,6 @@ final class Retention {
         }
         return d;
     }
-
-    /** How long a concurrent detach (and the drop after it) waits for the transactions using the log. */
-    static final Duration DETACH_WAIT = Duration.ofSeconds(3);
 
     /** Runs {@code ddl} with this session's lock wait at {@link #DETACH_WAIT}; false when the wait ran out. */
     private static boolean waiting(Connection c, String ddl) throws SQLException {
