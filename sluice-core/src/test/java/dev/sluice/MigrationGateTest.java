@@ -193,6 +193,39 @@ class MigrationGateTest {
     }
 
     @Test
+    void aVersion4FamilysExceptionRowsTakeTheirPayloadSizesOnMigration(TestDatabase db) throws Exception {
+        String schema = db.freshSchemaName("v4_rows");
+        SchemaSteps v4 = new SchemaSteps(SchemaSteps.RELEASED.system(), SchemaSteps.RELEASED.stream().subList(0, 4));
+        StreamInfo s;
+        try (Sluice old = client(db, schema, v4, true)) {
+            s = old.stream("f").register();
+            try (dev.sluice.Producer<byte[]> p = old.stream("f").producer()) {
+                for (int size : new int[] {7, 700, 7000}) {
+                    p.produce(new byte[size]);
+                }
+            }
+            old.stream("f").consumerGroup("g").register();
+        }
+        String q = "\"" + schema + "\"";
+        // Rows as version 4 wrote them (no size): a retry, a deferred key wait and a dead letter.
+        db.execute("INSERT INTO " + q + ".exception_queue_" + s.id() + " (consumer_group_id, message_id, status, concurrency,"
+                + " attempts, can_run_after) SELECT g.id, x.id, x.status, 'parallel', 1, now() FROM " + q
+                + ".consumer_group_config g, (VALUES (1, 'ready'), (2, 'deferred'), (3, 'dead')) AS x(id, status)"
+                + " WHERE g.name = 'g'");
+        try (Sluice released = client(db, schema, SchemaSteps.RELEASED, true)) {
+            assertThat(released.stream("f").register().familyVersion()).isEqualTo(SchemaSteps.RELEASED.codeVersion(Scope.STREAM));
+        }
+        java.util.List<String> sizes = new java.util.ArrayList<>();
+        try (java.sql.Connection c = db.connect(); java.sql.ResultSet rs = c.createStatement().executeQuery(
+                "SELECT message_id || ':' || payload_bytes FROM " + q + ".exception_queue_" + s.id() + " ORDER BY message_id")) {
+            while (rs.next()) {
+                sizes.add(rs.getString(1));
+            }
+        }
+        assertThat(sizes).containsExactly("1:7", "2:700", "3:7000");
+    }
+
+    @Test
     void registrationMigratesAnOlderFamilyWhenAllowed(TestDatabase db) {
         String schema = db.freshSchemaName("older_family");
         StreamInfo a = client(db, schema, SchemaSteps.RELEASED, true).stream("a").register();

@@ -336,9 +336,13 @@ final class ExceptionQueue<T> {
         Double[] after = new Double[n];
         String[] err = new String[n];
         String[] stack = new String[n];
+        long low = Long.MAX_VALUE;
+        long high = Long.MIN_VALUE;
         for (int i = 0; i < n; i++) {
             OutcomeRow r = list.get(i);
             ids[i] = r.id();
+            low = Math.min(low, r.id());
+            high = Math.max(high, r.id());
             status[i] = r.status().sqlValue();
             keys[i] = r.messageKey();
             attempts[i] = r.attempts();
@@ -358,6 +362,8 @@ final class ExceptionQueue<T> {
             ps.setArray(8, c.createArrayOf("float8", after));
             ps.setArray(9, c.createArrayOf("text", err));
             ps.setArray(10, c.createArrayOf("text", stack));
+            ps.setLong(11, low);
+            ps.setLong(12, high);
             ps.executeUpdate();
         }
     }

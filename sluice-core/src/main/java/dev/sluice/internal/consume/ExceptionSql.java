@@ -31,7 +31,11 @@ final class ExceptionSql {
      */
     final String quarantine;
 
-    /** Writes the outcome rows of a range (ready, dead, deferred); rows already present are left alone. */
+    /**
+     * Writes the outcome rows of a range (ready, dead, deferred); rows already present are left alone. Each row takes
+     * its message's payload size (the row claim's byte budget). Parameters: group, concurrency, the eight arrays, then
+     * the lowest and highest id (constants, so the planner reads only the log partitions of the rows).
+     */
     final String insertRows;
 
     /** An exception row's outcome, guarded by the row lease. */
@@ -122,18 +126,19 @@ final class ExceptionSql {
         this.claimPartitionRows = buildClaimRows(t, ConcurrencyPolicy.ORDERED, true);
         this.quarantine = "WITH l AS (DELETE FROM " + t.claimLease() + " WHERE id = ? RETURNING low, high, resolved, reclaims)"
                 + " INSERT INTO " + t.exceptionQueue() + " (consumer_group_id, message_id, status, message_key, concurrency,"
-                + "   attempts, can_run_after, last_error)"
+                + "   attempts, can_run_after, last_error, payload_bytes)"
                 + " SELECT ?, m.id, 'ready', m.message_key, ?, l.reclaims, now(),"
-                + "   'quarantined: its range was reclaimed ' || l.reclaims || ' times'"
+                + "   'quarantined: its range was reclaimed ' || l.reclaims || ' times', octet_length(m.payload)"
                 + " FROM l JOIN " + t.messageLog() + " m ON m.id BETWEEN l.low AND l.high"
                 + " WHERE m.id BETWEEN ? AND ? AND NOT (m.id = ANY(l.resolved))"
                 + " ON CONFLICT (consumer_group_id, message_id) DO NOTHING";
         this.insertRows = "INSERT INTO " + t.exceptionQueue() + " (consumer_group_id, message_id, status, message_key, concurrency,"
-                + " attempts, delays, can_run_after, last_error, error_stack, dead_at)"
+                + " attempts, delays, can_run_after, last_error, error_stack, dead_at, payload_bytes)"
                 + " SELECT ?, x.id, x.status, x.mkey, ?, x.attempts, x.delays, now() + make_interval(secs => x.after_s),"
-                + "   x.err, x.stack, CASE WHEN x.status = 'dead' THEN now() END"
+                + "   x.err, x.stack, CASE WHEN x.status = 'dead' THEN now() END, coalesce(octet_length(m.payload), 0)"
                 + " FROM unnest(?::bigint[], ?::text[], ?::text[], ?::int[], ?::int[], ?::float8[], ?::text[], ?::text[])"
                 + "   AS x(id, status, mkey, attempts, delays, after_s, err, stack)"
+                + " LEFT JOIN " + t.messageLog() + " m ON m.id = x.id AND m.id BETWEEN ? AND ?"
                 + " ON CONFLICT (consumer_group_id, message_id) DO NOTHING";
         this.updateRow = "UPDATE " + t.exceptionQueue() + " SET status = ?, attempts = ?, delays = ?,"
                 + " deferrals = CASE WHEN ? = 'deferred' THEN deferrals + 1 ELSE deferrals END,"
@@ -234,11 +239,11 @@ final class ExceptionSql {
                 + "     WHERE i.consumer_group_id = ? AND i.message_key = d.message_key AND i.message_id < d.message_id"
                 + "     AND i.status IN ('ready', 'deferred', 'inflight')))";
         return "WITH " + (partitioned ? "prm AS (SELECT ?::int AS n, ?::int[] AS buckets)," : "")
-                + " due AS (SELECT d.message_id FROM " + t.exceptionQueue() + " d"
+                + " due AS (SELECT d.message_id, d.payload_bytes FROM " + t.exceptionQueue() + " d"
                 + "   WHERE d.consumer_group_id = ?" + runnable
                 + "   AND status IN ('ready', 'deferred') AND can_run_after <= now()" + owned
                 + "   ORDER BY can_run_after, message_id LIMIT ? FOR UPDATE SKIP LOCKED),"
-                + " expired AS MATERIALIZED (SELECT message_id, attempts FROM " + t.exceptionQueue()
+                + " expired AS MATERIALIZED (SELECT message_id, attempts, payload_bytes FROM " + t.exceptionQueue()
                 + "   WHERE consumer_group_id = ? AND status = 'inflight' AND lease_expires_at <= now()" + owned
                 + "   ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED),"
                 + " spent AS (UPDATE " + t.exceptionQueue() + " e SET status = 'dead', dead_at = now(),"
@@ -254,12 +259,12 @@ final class ExceptionSql {
                 + "       'the lease of delivery ' || attempts || ' of ' || ?::int || ' ran out before its handler finished'"
                 + "       FROM expired WHERE attempts < ?) x"
                 + "   WHERE ?::boolean),"
-                // The byte budget, as for ranges: the rows whose payloads fit (the first always); the
-                // others stay locked only until commit and are claimed next time.
-                + " picked AS (SELECT x.message_id, coalesce(octet_length(l.payload), 0) AS size,"
-                + "   sum(coalesce(octet_length(l.payload), 0)) OVER (ORDER BY x.message_id) AS upto"
-                + "   FROM (SELECT message_id FROM due UNION SELECT message_id FROM expired WHERE attempts < ?) x"
-                + "   LEFT JOIN " + t.messageLog() + " l ON l.id = x.message_id)"
+                // The byte budget, as for ranges: the rows whose payloads fit (the first always); the others stay
+                // locked only until commit and are claimed next time. Sizes come from the rows, not from a join with
+                // the log by id, which would plan and lock every log partition.
+                + " picked AS (SELECT x.message_id, x.size, sum(x.size) OVER (ORDER BY x.message_id) AS upto"
+                + "   FROM (SELECT message_id, payload_bytes AS size FROM due"
+                + "     UNION ALL SELECT message_id, payload_bytes FROM expired WHERE attempts < ?) x)"
                 + " UPDATE " + t.exceptionQueue() + " e SET status = 'inflight', lease_owner = ?,"
                 + "   lease_expires_at = now() + make_interval(secs => ?), attempts = e.attempts + 1, updated_at = now()"
                 + " WHERE e.consumer_group_id = ? AND e.message_id IN (SELECT message_id FROM picked WHERE upto <= ? OR upto = size)"

@@ -3,6 +3,7 @@ package dev.sluice.internal.consume;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sluice.ConcurrencyPolicy;
 import dev.sluice.ConsumeOptions;
 import dev.sluice.Consumption;
 import dev.sluice.GroupConfig;
@@ -138,6 +139,53 @@ class LogWindowTest {
     }
 
     @Test
+    void exceptionRowsCarryTheirPayloadSizeSoTheirClaimReadsNoLogPartition(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            FamilyTables t = wideStream(sluice, db, "wide.rows");
+            sluice.stream("wide.rows").consumerGroup("g").register();
+            long gid = sluice.stream("wide.rows").consumerGroup("g").get().orElseThrow().id();
+            ExceptionSql sql = ConsumeSql.of(t).exceptions;
+            long[] ids = {500, 501, 502, 503, 504};
+            try (Connection c = db.connect()) {
+                c.setAutoCommit(false);
+                try (PreparedStatement ps = c.prepareStatement(sql.insertRows)) {
+                    ps.setLong(1, gid);
+                    ps.setString(2, "parallel");
+                    ps.setArray(3, c.createArrayOf("int8", new Long[] {500L, 501L, 502L, 503L, 504L}));
+                    ps.setArray(4, c.createArrayOf("text", new String[] {"ready", "ready", "ready", "ready", "ready"}));
+                    ps.setArray(5, c.createArrayOf("text", new String[5]));
+                    ps.setArray(6, c.createArrayOf("int4", new Integer[] {1, 1, 1, 1, 1}));
+                    ps.setArray(7, c.createArrayOf("int4", new Integer[] {0, 0, 0, 0, 0}));
+                    ps.setArray(8, c.createArrayOf("float8", new Double[] {0.0, 0.0, 0.0, 0.0, 0.0}));
+                    ps.setArray(9, c.createArrayOf("text", new String[5]));
+                    ps.setArray(10, c.createArrayOf("text", new String[5]));
+                    ps.setLong(11, 500);
+                    ps.setLong(12, 504);
+                    assertThat(ps.executeUpdate()).isEqualTo(5);
+                }
+                assertThat(lockedPartitions(c, t)).as("partitions the row write locks (ids 500..504)").isLessThanOrEqualTo(1);
+                c.commit();
+                assertThat(count(c, "SELECT count(*) FROM " + t.exceptionQueue() + " e JOIN " + t.messageLog()
+                        + " m ON m.id = e.message_id WHERE e.payload_bytes = octet_length(m.payload) AND e.payload_bytes > 0"))
+                        .as("rows carrying their message's payload size").isEqualTo(ids.length);
+                c.commit();
+                int size = count(c, "SELECT payload_bytes FROM " + t.exceptionQueue() + " WHERE message_id = 500");
+                for (ConcurrencyPolicy policy : ConcurrencyPolicy.values()) {
+                    assertThat(claimRows(c, sql.claimRows(policy), gid, Long.MAX_VALUE)).as("%s: every due row", policy)
+                            .containsExactly(500L, 501L, 502L, 503L, 504L);
+                    assertThat(lockedPartitions(c, t)).as("%s: log partitions the row claim locks", policy).isZero();
+                    c.rollback();
+                }
+                // The byte budget, from the rows: the first row always, then the rows that fit.
+                assertThat(claimRows(c, sql.claimRows(ConcurrencyPolicy.PARALLEL), gid, 1)).containsExactly(500L);
+                c.rollback();
+                assertThat(claimRows(c, sql.claimRows(ConcurrencyPolicy.PARALLEL), gid, 2L * size)).containsExactly(500L, 501L);
+                c.rollback();
+            }
+        }
+    }
+
+    @Test
     void consumersWhoseCursorOutrunsTheirWindowGetEveryMessageOnce(TestDatabase db) throws Exception {
         int n = (int) LogWindow.MIN_SPAN * 3;
         try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
@@ -203,6 +251,20 @@ class LogWindowTest {
                 return new Claim(old, claimed, lease, ids);
             }
         }
+    }
+
+    private static List<Long> claimRows(Connection c, String sql, long gid, long maxBytes) throws SQLException {
+        List<Long> ids = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ExceptionSql.bindClaimRows(ps, gid, 10, 5, true, UUID.randomUUID(), 30, maxBytes);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getLong(1));
+                }
+            }
+        }
+        ids.sort(null);
+        return ids;
     }
 
     private static int partitions(Connection c, FamilyTables t) throws SQLException {

@@ -258,12 +258,14 @@ class RowClaimTest {
     private static void row(Connection c, FamilyTables t, long gid, long id, String status, String key, String due) throws Exception {
         String lease = status.equals("inflight") ? "'" + UUID.randomUUID() + "', now() + interval '1 minute'" : "NULL, NULL";
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + t.exceptionQueue()
-                + " (consumer_group_id, message_id, status, message_key, concurrency, attempts, can_run_after, lease_owner, lease_expires_at)"
-                + " VALUES (?, ?, ?, ?, 'parallel', 0, " + due + ", " + lease + ")")) {
+                + " (consumer_group_id, message_id, status, message_key, concurrency, attempts, can_run_after, lease_owner,"
+                + " lease_expires_at, payload_bytes) VALUES (?, ?, ?, ?, 'parallel', 0, " + due + ", " + lease + ","
+                + " coalesce((SELECT octet_length(payload) FROM " + t.messageLog() + " WHERE id = ?), 0))")) {
             ps.setLong(1, gid);
             ps.setLong(2, id);
             ps.setString(3, status);
             ps.setString(4, key);
+            ps.setLong(5, id);
             ps.executeUpdate();
         }
     }
