@@ -33,7 +33,7 @@ final class PartitionViews {
         }
         List<long[]> positions = operations.bucketPositions(stream, group);
         Map<Integer, BucketOwner> owners = new HashMap<>();
-        for (BucketOwner o : db.autoCommit("list bucket owners", c -> shards.list(c, ref.groupId()))) {
+        for (BucketOwner o : db.read("list bucket owners", c -> shards.list(c, ref.groupId()))) {
             owners.put(o.bucket(), o);
         }
         long head = groups.require(stream, group).head();

@@ -40,7 +40,8 @@ public final class Lab {
     public record Result(String verdict, LabChecker.Check check, Map<String, Integer> faultsFired,
                          Map<String, Double> redeliverySeconds, Map<String, Double> instanceTakeoverSeconds,
                          long maintenancePasses, double drainSeconds, String reason, Path workDir,
-                         Map<String, LabEngine.Section> sections, long partitionsDropped, double checkSeconds) {
+                         Map<String, LabEngine.Section> sections, long partitionsDropped, double checkSeconds,
+                         Map<String, Integer> workerExits) {
 
         /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
         public Map<String, Object> summary(LabOptions o) {
@@ -56,6 +57,8 @@ public final class Lab {
     private final List<Proc> consumers = new ArrayList<>();
     private final List<Proc> producers = new ArrayList<>();
     private final Map<String, Integer> fired = new LinkedHashMap<>();
+    /** Worker processes that ended on their own (not killed or stopped by the orchestrator): name, exit code. */
+    private final Map<String, Integer> exits = new LinkedHashMap<>();
     private Path work;
     private String url;
     private EmbeddedPostgresServer server;
@@ -240,7 +243,7 @@ public final class Lab {
             verdict = "fail";
         }
         return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries), takeovers, maintenancePasses,
-                drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds);
+                drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, Map.copyOf(exits));
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */
@@ -359,7 +362,33 @@ public final class Lab {
                     restartAt = Long.MAX_VALUE;
                 }
                 pins.tick(now);
+                replaceExited();
                 Thread.sleep(100);
+            }
+        }
+    }
+
+    /**
+     * Replaces consumer processes that ended on their own — one starting while its connections were terminated or
+     * the server restarted gives up — so the run keeps its consumers; notes producers that ended before their time.
+     * Either is reported ({@code worker_exits}), never hidden: a consumer short for the rest of the run would look
+     * like an engine that cannot keep up.
+     */
+    private void replaceExited() throws IOException {
+        for (int i = 0; i < consumers.size(); i++) {
+            Proc p = consumers.get(i);
+            if (!p.process().isAlive()) {
+                exits.put(p.name(), p.process().exitValue());
+                progress.accept("lab: consumer " + p.name() + " exited on its own (code " + p.process().exitValue()
+                        + ", see its log); started another");
+                consumers.set(i, spawn("consumer"));
+            }
+        }
+        for (Proc p : producers) {
+            if (!p.process().isAlive() && p.process().exitValue() != 0 && !exits.containsKey(p.name())) {
+                exits.put(p.name(), p.process().exitValue());
+                progress.accept("lab: producer " + p.name() + " exited before its time (code " + p.process().exitValue()
+                        + ", see its log)");
             }
         }
     }
@@ -449,6 +478,7 @@ public final class Lab {
                 if (done) {
                     return true;
                 }
+                replaceExited();
                 Thread.sleep(500);
             }
         }

@@ -40,6 +40,8 @@ final class LabSummary {
         m.put("retention_dropped", check == null ? null : check.retentionDropped());
         m.put("partitions_dropped", r.partitionsDropped());
         m.put("faults_fired", r.faultsFired());
+        // Worker processes that ended on their own (a consumer is replaced at once), by name with the exit code.
+        m.put("worker_exits", r.workerExits());
         double[] perKill = r.redeliverySeconds().values().stream().filter(v -> v != null).mapToDouble(Double::doubleValue)
                 .sorted().toArray();
         m.put("redelivery_max_s", perKill.length == 0 ? null : perKill[perKill.length - 1]);

@@ -34,7 +34,7 @@ public final class MigrationAdmin {
 
     /** The state of every scope; never raises a gate error (it reports it). */
     public List<MigrationStatus> status() {
-        return db.autoCommit("read migration status", this::status);
+        return db.read("read migration status", this::status);
     }
 
     private List<MigrationStatus> status(Connection c) throws SQLException {

@@ -118,7 +118,7 @@ public final class StreamCatalog {
     /** The stream, or empty when it (or the whole control plane) does not exist. */
     public Optional<StreamInfo> get(String name) {
         Names.validate("stream", name);
-        return db.autoCommit("read stream '" + name + "'", c -> {
+        return db.read("read stream '" + name + "'", c -> {
             if (!systemReadable(c)) {
                 return Optional.empty();
             }
@@ -161,7 +161,7 @@ public final class StreamCatalog {
 
     /** Every stream of the schema, by name. */
     public List<StreamInfo> list() {
-        return db.autoCommit("list streams", c -> {
+        return db.read("list streams", c -> {
             if (!systemReadable(c)) {
                 return List.<StreamInfo>of();
             }

@@ -35,7 +35,7 @@ public final class SystemCatalog {
 
     /** The installed control plane, or empty when the schema has none. Checks the version gate. */
     public Optional<SystemInfo> get() {
-        return db.autoCommit("read the control plane", c -> {
+        return db.read("read the control plane", c -> {
             if (!migrator.controlPlaneExists(c)) {
                 return Optional.empty();
             }

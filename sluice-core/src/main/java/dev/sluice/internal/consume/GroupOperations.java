@@ -43,7 +43,7 @@ public final class GroupOperations {
         }
         GroupRef g = groups.resolve(stream, group);
         long after = decodeCursor(cursor);
-        return db.autoCommit("list dead letters", c -> {
+        return db.read("list dead letters", c -> {
             List<DeadLetter> items = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(g.tables()).exceptions.deadLetters)) {
                 ps.setLong(1, g.groupId());
@@ -203,7 +203,7 @@ public final class GroupOperations {
         if (!g.config().partitioned()) {
             return List.of();
         }
-        return db.autoCommit("read bucket positions", c -> {
+        return db.read("read bucket positions", c -> {
             List<long[]> out = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(g.tables()).partitions.allPositions)) {
                 ps.setLong(1, g.groupId());

@@ -80,7 +80,7 @@ public final class GroupRegistry {
         // A group starting at the head starts at the fenced head, so it never skips a late commit below it.
         Long fencedHead = null;
         if (config.start() instanceof StartPosition.Head && get(stream, group).isEmpty()) {
-            fencedHead = db.autoCommit("observe the head of '" + stream + "'", c -> {
+            fencedHead = db.read("observe the head of '" + stream + "'", c -> {
                 try {
                     long h = SnapshotFence.settledHead(c, t, Duration.ofSeconds(30));
                     if (h < 0) {
@@ -376,7 +376,7 @@ public final class GroupRegistry {
 
     private List<GroupInfo> list(StreamInfo s, String only) {
         FamilyTables t = tables(s.id());
-        return db.autoCommit("list groups of '" + s.name() + "'", c -> {
+        return db.read("list groups of '" + s.name() + "'", c -> {
             long head = sequenceHead(c, t);
             List<GroupInfo> out = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.groupList)) {

@@ -37,7 +37,7 @@ public final class LogReader {
     public List<StoredMessage> read(String stream, long afterId, int limit, long maxBytes, Duration fenceWait) {
         StreamInfo info = catalog.requireUsable(stream);
         FamilyTables t = new FamilyTables(catalog.quotedSchema(), info.id());
-        return db.autoCommit("read stream '" + stream + "'", c -> {
+        return db.read("read stream '" + stream + "'", c -> {
             if (sequenceHead(c, t) <= afterId) {
                 return List.of(); // nothing new: skip the fence (and its xid) entirely
             }

@@ -21,7 +21,7 @@ public final class ReaderOffsets {
     /** A reader's saved offset (0 when none). */
     public long readerOffset(String stream, String reader) {
         StreamInfo s = streams.requireUsable(stream);
-        return db.autoCommit("read an offset", c -> {
+        return db.read("read an offset", c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.readerOffset)) {
                 ps.setLong(1, s.id());
                 ps.setString(2, reader);

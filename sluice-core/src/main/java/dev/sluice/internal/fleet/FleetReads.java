@@ -22,7 +22,7 @@ public final class FleetReads {
 
     /** Every worker, system workers first, then groups by stream and name. */
     public List<WorkerInfo> workers() {
-        return db.autoCommit("list workers", c -> Sql.list(c, sql.listWorkers, rs -> {
+        return db.read("list workers", c -> Sql.list(c, sql.listWorkers, rs -> {
             int target = rs.getInt(5);
             int live = rs.getInt(7);
             return new WorkerInfo(key(rs, 2, 3, 4), target, live, target < 0 ? live : Math.min(live, target),
@@ -38,7 +38,7 @@ public final class FleetReads {
 
     /** Every instance row (live, or expired and not cleaned up yet). */
     public List<InstanceInfo> instances() {
-        return db.autoCommit("list instances", c -> Sql.list(c, sql.listInstances, rs -> {
+        return db.read("list instances", c -> Sql.list(c, sql.listInstances, rs -> {
             boolean live = rs.getBoolean(10);
             int target = rs.getInt(11);
             long earlier = rs.getLong(12);

@@ -55,6 +55,16 @@ public final class Db {
         return autoCommit(what, work, MAX_BROKEN_REPLAYS);
     }
 
+    /**
+     * A read — statements that change nothing, so running them twice is harmless — in auto-commit mode, replayed at
+     * once on another connection when its connection died ({@link #autoCommitReplayable}). Catalog reads, listings
+     * and a client's start-up use it: after a backend termination or a server restart every pooled connection fails
+     * once, and a {@code consume}, {@code work} or listing must not fail for that.
+     */
+    public <T> T read(String what, SqlWork<T> work) {
+        return autoCommit(what, work, MAX_BROKEN_REPLAYS);
+    }
+
     private <T> T autoCommit(String what, SqlWork<T> work, int maxReplays) {
         for (int replays = 0; ; replays++) {
             try (Connection c = open()) {

@@ -89,7 +89,7 @@ public final class LockStore {
 
     /** Every lock of the schema by name, held or not (an operator read). */
     public List<LockInfo> list() {
-        return db.autoCommit("list locks", c -> {
+        return db.read("list locks", c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.list); ResultSet rs = ps.executeQuery()) {
                 List<LockInfo> rows = new ArrayList<>();
                 while (rs.next()) {

@@ -140,7 +140,7 @@ public final class Janitor {
             }
         }
         states.keySet().retainAll(ids);
-        StreamHeads heads = db.autoCommit("read the heads of the stream logs", c -> StreamHeads.read(c, schema));
+        StreamHeads heads = db.read("read the heads of the stream logs", c -> StreamHeads.read(c, schema));
         return new Pass(heads.now(), usable, heads.heads());
     }
 
@@ -153,7 +153,7 @@ public final class Janitor {
         }
         if (unknown) {
             // One catalog read for every stream this janitor has not seen yet (a fresh janitor: all of them).
-            Map<Long, Long> coverage = db.autoCommit("read the partitions of the stream logs",
+            Map<Long, Long> coverage = db.read("read the partitions of the stream logs",
                     c -> Partitions.coverageOfSchema(c, schema));
             for (StreamInfo s : pass.streams) {
                 StreamState st = state(s);
@@ -291,7 +291,7 @@ public final class Janitor {
     }
 
     private void deadLetters(Pass pass, SweepTally tally) {
-        List<ConsumeSweeps.GroupRetention> groups = db.autoCommit("list consumer groups", groupsSql::list);
+        List<ConsumeSweeps.GroupRetention> groups = db.read("list consumer groups", groupsSql::list);
         Map<Long, StreamInfo> byId = new HashMap<>();
         for (StreamInfo s : pass.streams) {
             byId.put(s.id(), s);

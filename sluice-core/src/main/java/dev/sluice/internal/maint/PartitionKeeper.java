@@ -107,7 +107,7 @@ public final class PartitionKeeper {
             return Extension.EXTENDED;
         } catch (RuntimeException e) {
             try {
-                coveredUpTo = db.autoCommit("read partitions of " + tables.messageLog(), c -> Partitions.coveredUpTo(c, tables));
+                coveredUpTo = db.read("read partitions of " + tables.messageLog(), c -> Partitions.coveredUpTo(c, tables));
             } catch (RuntimeException ignored) {
                 // The database is unreachable; the next write reports it.
             }

@@ -95,7 +95,7 @@ final class MetricSnapshots {
      * {@code remember}: update which streams are quiet (the pass's own reads only).
      */
     private Rows collect(boolean full, boolean remember) {
-        dev.sluice.internal.maint.StreamHeads headNow = db.autoCommit("read stream heads",
+        dev.sluice.internal.maint.StreamHeads headNow = db.read("read stream heads",
                 c -> dev.sluice.internal.maint.StreamHeads.read(c, schema));
         Rows rows = new Rows();
         for (StreamInfo s : streams.get()) {
@@ -126,7 +126,7 @@ final class MetricSnapshots {
 
     /** Every snapshot, by kind and name. */
     List<MetricSnapshot> list() {
-        return db.autoCommit("read metric snapshots", c -> Sql.list(c, list, rs -> new MetricSnapshot(rs.getString(1),
+        return db.read("read metric snapshots", c -> Sql.list(c, list, rs -> new MetricSnapshot(rs.getString(1),
                 rs.getString(2), rs.getTimestamp(3).toInstant(), num(rs, 4), num(rs, 5), num(rs, 6), num(rs, 7), num(rs, 8),
                 num(rs, 9), num(rs, 10), num(rs, 11), rs.getObject(12) == null ? null : rs.getDouble(12))));
     }

@@ -58,7 +58,7 @@ final class SweepLedger {
     }
 
     List<SweepStatus> list() {
-        return db.autoCommit("read maintenance sweeps", c -> Sql.list(c, list, rs -> new SweepStatus(rs.getString(1),
+        return db.read("read maintenance sweeps", c -> Sql.list(c, list, rs -> new SweepStatus(rs.getString(1),
                 rs.getTimestamp(2).toInstant(), rs.getLong(3), java.time.Duration.ofNanos(rs.getLong(4)), rs.getString(5),
                 rs.getString(6), rs.getLong(7), rs.getLong(8))));
     }

@@ -100,7 +100,7 @@ public final class MeterRefresh implements AutoCloseable {
         if (closed || !installed.getAsBoolean()) {
             return;
         }
-        Read r = db.autoCommit("read metric figures", c -> {
+        Read r = db.read("read metric figures", c -> {
             try (PreparedStatement ps = c.prepareStatement(figures); ResultSet rs = ps.executeQuery()) {
                 return read(rs);
             }

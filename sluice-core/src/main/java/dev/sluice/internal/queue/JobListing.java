@@ -38,7 +38,7 @@ public final class JobListing {
 
     /** The live job with this id in this queue, or empty. */
     public Optional<JobInfo> job(String queue, long id) {
-        return db.autoCommit("read job " + id, c -> Sql.first(c, sql.jobById, JobListing::info, queue, id));
+        return db.read("read job " + id, c -> Sql.first(c, sql.jobById, JobListing::info, queue, id));
     }
 
     /** A keyset page of live jobs of one state (pending in claim order, processing by claim expiry). */
@@ -58,7 +58,7 @@ public final class JobListing {
             statement = after == null ? sql.processingFirst : sql.processingAfter;
             params = after == null ? new Object[] {queue, limit + 1} : new Object[] {queue, after[0], after[1], limit + 1};
         }
-        List<JobInfo> items = db.autoCommit("list jobs of queue '" + queue + "'",
+        List<JobInfo> items = db.read("list jobs of queue '" + queue + "'",
                 c -> Sql.list(c, statement, JobListing::info, params));
         String next = null;
         if (items.size() > limit) {
@@ -73,7 +73,7 @@ public final class JobListing {
     /** A keyset page of jobs waiting for their parents, by id. */
     private Page<JobInfo> waiting(String queue, String cursor, int limit) {
         long after = cursor == null || cursor.isEmpty() ? 0 : decode(cursor, "jw", 1)[0];
-        List<JobInfo> items = db.autoCommit("list waiting jobs of queue '" + queue + "'", c -> after == 0
+        List<JobInfo> items = db.read("list waiting jobs of queue '" + queue + "'", c -> after == 0
                 ? Sql.list(c, sql.waitingFirst, JobListing::info, queue, limit + 1)
                 : Sql.list(c, sql.waitingAfter, JobListing::info, queue, after, limit + 1));
         String next = null;
@@ -87,7 +87,7 @@ public final class JobListing {
     /** A keyset page of dead jobs, by id. */
     public Page<DeadJob> dead(String queue, String cursor, int limit) {
         long after = cursor == null || cursor.isEmpty() ? 0 : decode(cursor, "jd", 1)[0];
-        List<DeadJob> items = db.autoCommit("list dead jobs of queue '" + queue + "'", c -> Sql.list(c, sql.deadPage,
+        List<DeadJob> items = db.read("list dead jobs of queue '" + queue + "'", c -> Sql.list(c, sql.deadPage,
                 rs -> new DeadJob(rs.getLong(1), rs.getString(2), DeadReason.fromDb(rs.getString(3)), rs.getString(4),
                         rs.getInt(5), rs.getInt(6), rs.getInt(7), rs.getString(8), dev.sluice.internal.text.Headers.decode(rs.getString(9)),
                         rs.getString(10), rs.getInt(11), instant(rs.getTimestamp(12)), instant(rs.getTimestamp(13)),
@@ -103,14 +103,14 @@ public final class JobListing {
 
     /** Counts of the queue's jobs by state. */
     public QueueStats stats(String queue) {
-        return db.autoCommit("count jobs of queue '" + queue + "'", c -> Sql.first(c, sql.stats,
+        return db.read("count jobs of queue '" + queue + "'", c -> Sql.first(c, sql.stats,
                 rs -> new QueueStats(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)),
                 queue, queue, queue, queue, queue).orElseThrow());
     }
 
     /** Every queue that has live or dead jobs, by name, with its counts (scans both job tables). */
     public List<QueueInfo> queues() {
-        return db.autoCommit("list queues", c -> List.copyOf(Sql.list(c, sql.queues,
+        return db.read("list queues", c -> List.copyOf(Sql.list(c, sql.queues,
                 rs -> new QueueInfo(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5),
                         rs.getLong(6)))));
     }

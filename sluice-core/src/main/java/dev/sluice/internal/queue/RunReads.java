@@ -36,13 +36,13 @@ public final class RunReads {
 
     /** The run of job {@code id} in {@code queue}: its record, its dead job, or the live job; empty when none. */
     public Optional<JobRun> run(String queue, long id) {
-        return db.autoCommit("read run " + id, c -> Sql.first(c, sql.runs.runById, RunReads::run, queue, id, queue, id,
+        return db.read("read run " + id, c -> Sql.first(c, sql.runs.runById, RunReads::run, queue, id, queue, id,
                 queue, id));
     }
 
     /** Whether the queue holds an ended trace of the job: a run record or a dead job. */
     boolean ended(String queue, long id) {
-        return db.autoCommit("read run " + id, c -> Sql.first(c, sql.runs.endedById, rs -> rs.getBoolean(1), queue, id, queue, id)
+        return db.read("read run " + id, c -> Sql.first(c, sql.runs.endedById, rs -> rs.getBoolean(1), queue, id, queue, id)
                 .orElse(false));
     }
 
@@ -73,7 +73,7 @@ public final class RunReads {
 
     /** The job's event trail in sequence order (empty when it keeps none, or it was swept). */
     public List<RunEvent> events(String queue, long id) {
-        return db.autoCommit("read events of job " + id, c -> List.copyOf(Sql.list(c, sql.runs.events,
+        return db.read("read events of job " + id, c -> List.copyOf(Sql.list(c, sql.runs.events,
                 rs -> new RunEvent(rs.getLong(1), rs.getInt(2), RunEvent.Type.fromDb(rs.getString(3)),
                         instant(rs.getTimestamp(4)), (Integer) rs.getObject(5), rs.getString(6), rs.getString(7),
                         instant(rs.getTimestamp(8))),

@@ -185,7 +185,7 @@ public final class ScheduleStore {
     /** The schedule, or empty when it (or the control plane) does not exist. */
     public Optional<ScheduleInfo> get(String name) {
         Names.validate("schedule", name);
-        return db.autoCommit("read schedule '" + name + "'", c -> {
+        return db.read("read schedule '" + name + "'", c -> {
             if (!systemReadable(c)) {
                 return Optional.empty();
             }
@@ -195,7 +195,7 @@ public final class ScheduleStore {
 
     /** Every schedule of the schema by name; empty when the control plane is not installed. */
     public List<ScheduleInfo> list() {
-        return db.autoCommit("list schedules", c -> {
+        return db.read("list schedules", c -> {
             List<ScheduleInfo> out = new ArrayList<>();
             if (!systemReadable(c)) {
                 return out;

@@ -106,6 +106,39 @@ class BrokenConnectionReplayTest {
     }
 
     @Test
+    void aClientListsConsumesAndWorksOnAPoolWhoseConnectionsAllDied(TestDatabase db) throws Exception {
+        DeadFirst ds = new DeadFirst(db);
+        String schema = db.freshSchemaName("dead_pool");
+        try (dev.sluice.Sluice sluice = dev.sluice.Sluice.builder().dataSource(ds).schema(schema).build()) {
+            sluice.stream("dead.pool").register();
+            sluice.stream("dead.pool").consumerGroup("g").register();
+            sluice.stream("dead.pool", String.class).producer().produce("m");
+            dev.sluice.Queue<String> q = sluice.queue("dead-pool", String.class);
+            q.enqueue("j");
+            // As after a backend termination: the next connections the client takes are dead. Catalog reads and
+            // listings replace them (before, the first read failed with SLU-0300 and a process starting its
+            // consumers at that moment gave up).
+            ds.killNext(4);
+            assertThat(sluice.stream("dead.pool").consumerGroups()).extracting(dev.sluice.GroupInfo::name).containsExactly("g");
+            assertThat(ds.dead).isEmpty();
+            ds.killNext(4);
+            assertThat(q.admin().stats().pending()).isEqualTo(1);
+            assertThat(ds.dead).isEmpty();
+            java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(2);
+            ds.killNext(4);
+            try (dev.sluice.Consumption c = sluice.stream("dead.pool", String.class).consumerGroup("g").consume(m -> {
+                handled.countDown();
+                return dev.sluice.Outcome.success();
+            })) {
+                ds.killNext(4);
+                try (dev.sluice.Worker w = q.work(job -> handled.countDown())) {
+                    assertThat(handled.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("the message and the job").isTrue();
+                }
+            }
+        }
+    }
+
+    @Test
     void replaysAreBoundedAndOtherFailuresAreNotReplayed(TestDatabase db) {
         DeadFirst ds = new DeadFirst(db);
         Db sut = new Db(ds);
