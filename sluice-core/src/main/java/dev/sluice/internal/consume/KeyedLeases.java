@@ -127,22 +127,65 @@ final class KeyedLeases implements KeyLeases {
 
     /** Ordered: those of {@code list} (each with its first id) with an unresolved earlier message. */
     private Set<String> blocked(Connection c, List<String> list, Long[] firsts, long ownLease) throws SQLException {
-        Set<String> blocked = new HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.blockedKeys)) {
-            ps.setArray(1, c.createArrayOf("text", list.toArray()));
-            ps.setArray(2, c.createArrayOf("int8", firsts));
-            ps.setLong(3, ctx.groupId());
-            ps.setLong(4, ctx.groupId());
-            ps.setLong(5, ctx.groupId());
-            ps.setLong(6, ownLease);
-            ps.setLong(7, highest(firsts));
+        return heldBack(c, sql, ConcurrencyPolicy.ORDERED, ctx.groupId(), ownLease, list, firsts);
+    }
+
+    /** Exclusive: the keys an earlier waiting message should get first ({@link KeyLeaseSql#waitingKeys}). */
+    private Set<String> waiting(Connection c, Set<String> keys, Map<String, List<Fetched>> chains) throws SQLException {
+        List<String> list = new ArrayList<>(keys);
+        Long[] firsts = list.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
+        return heldBack(c, sql, ConcurrencyPolicy.EXCLUSIVE, ctx.groupId(), -1, list, firsts);
+    }
+
+    /**
+     * The keys of {@code list} (each with its first id) that an earlier message holds back: for {@code ordered}
+     * {@link KeyLeaseSql#blockedKeys} (ranges other than {@code ownLease}), for {@code exclusive}
+     * {@link KeyLeaseSql#waitingKeys}. Two statements in the caller's transaction: the lowest open range below the
+     * highest first id, then the check bounded by it and that id as constants.
+     */
+    static Set<String> heldBack(Connection c, KeyLeaseSql sql, ConcurrencyPolicy policy, long group, long ownLease,
+                                List<String> list, Long[] firsts) throws SQLException {
+        boolean ordered = policy == ConcurrencyPolicy.ORDERED;
+        long high = highest(firsts);
+        long floor = high; // no range below: the check reads no partition of the log
+        try (PreparedStatement ps = c.prepareStatement(ordered ? sql.blockedFloor : sql.waitingFloor)) {
+            ps.setLong(1, group);
+            ps.setLong(2, group);
+            ps.setLong(3, high);
+            if (ordered) {
+                ps.setLong(4, ownLease);
+            }
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    blocked.add(rs.getString(1));
+                if (rs.next()) {
+                    long low = rs.getLong(1);
+                    if (!rs.wasNull()) {
+                        floor = low;
+                    }
                 }
             }
         }
-        return blocked;
+        Set<String> held = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement(ordered ? sql.blockedKeys : sql.waitingKeys)) {
+            int i = 1;
+            ps.setLong(i++, group);
+            ps.setLong(i++, group);
+            if (ordered) {
+                ps.setLong(i++, ownLease);
+            }
+            ps.setLong(i++, floor);
+            ps.setLong(i++, high);
+            java.sql.Array keys = c.createArrayOf("text", list.toArray());
+            ps.setArray(i++, keys);
+            ps.setArray(i++, keys);
+            ps.setArray(i++, c.createArrayOf("int8", firsts));
+            ps.setLong(i, group);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    held.add(rs.getString(1));
+                }
+            }
+        }
+        return held;
     }
 
     private static long highest(Long[] ids) {
@@ -151,27 +194,6 @@ final class KeyedLeases implements KeyLeases {
             h = Math.max(h, id);
         }
         return h;
-    }
-
-    /** Exclusive: the keys an earlier waiting message should get first ({@link KeyLeaseSql#waitingKeys}). */
-    private Set<String> waiting(Connection c, Set<String> keys, Map<String, List<Fetched>> chains) throws SQLException {
-        List<String> list = new ArrayList<>(keys);
-        Long[] firsts = list.stream().map(k -> chains.get(k).get(0).id()).toArray(Long[]::new);
-        Set<String> waiting = new HashSet<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.waitingKeys)) {
-            ps.setArray(1, c.createArrayOf("text", list.toArray()));
-            ps.setArray(2, c.createArrayOf("int8", firsts));
-            ps.setLong(3, ctx.groupId());
-            ps.setLong(4, ctx.groupId());
-            ps.setLong(5, ctx.groupId());
-            ps.setLong(6, highest(firsts));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    waiting.add(rs.getString(1));
-                }
-            }
-        }
-        return waiting;
     }
 
     @Override

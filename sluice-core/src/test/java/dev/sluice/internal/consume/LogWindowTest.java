@@ -12,6 +12,7 @@ import dev.sluice.Outgoing;
 import dev.sluice.ProduceOptions;
 import dev.sluice.ReadOptions;
 import dev.sluice.Sluice;
+import dev.sluice.StartPosition;
 import dev.sluice.StreamConfig;
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
@@ -33,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * A lagging group keeps many log partitions, and a claim whose ids come from the cursor or a lease cannot be pruned
  * by the planner: without a window it plans, opens and locks every partition (the hour-long lab run overflowed the
  * server's lock table with 718 of them). With the window's bounds bound as constants, a claim and a partitioned
- * group's fetch lock only the partitions the window spans, and the ordered key check none above its highest id.
+ * group's fetch lock only the partitions the window spans, and the key checks only those of the ranges below them.
  * Counted in the server's lock table, inside the claim's own transaction. And consumers whose cursor outruns their
  * window (a long log, several consumers) still get every message exactly once.
  */
@@ -111,28 +112,54 @@ class LogWindowTest {
     }
 
     @Test
-    void theOrderedKeyCheckLocksNoPartitionAboveItsHighestId(TestDatabase db) throws Exception {
+    void theKeyChecksReadOnlyThePartitionsOfTheRangesBelowThemAndStillFindEveryEarlierMessage(TestDatabase db) throws Exception {
         try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
-            FamilyTables t = wideStream(sluice, db, "wide.keys");
-            sluice.stream("wide.keys").consumerGroup("g").register();
+            long sid = sluice.stream("wide.keys").register(StreamConfig.builder().partitionSize(PARTITION).build()).id();
+            List<Outgoing<String>> messages = new ArrayList<>();
+            for (int i = 0; i < MESSAGES; i++) {
+                messages.add(Outgoing.of("m" + i, ProduceOptions.builder().messageKey("k" + (i % 5)).build()));
+            }
+            sluice.stream("wide.keys", String.class).producer().produceBatch(messages);
+            FamilyTables t = new FamilyTables("\"" + db.schema() + "\"", sid);
+            // The group starts at 501: the log below it is 50 partitions the checks must not read.
+            sluice.stream("wide.keys").consumerGroup("g").register(GroupConfig.builder().start(StartPosition.atId(501)).build());
             long gid = sluice.stream("wide.keys").consumerGroup("g").get().orElseThrow().id();
+            KeyLeaseSql sql = ConsumeSql.of(t).keys;
+            List<String> keys = List.of("k0", "k1", "k2", "k3", "k4");
+            Long[] firsts = {521L, 522L, 523L, 524L, 525L}; // ids 521..525 carry k0..k4
             try (Connection c = db.connect()) {
                 c.setAutoCommit(false);
-                long own = claim(c, t, gid, new LogWindow(0, 25)).leaseId;
+                long a = claim(c, t, gid, new LogWindow(500, 600)).leaseId; // 501..510
+                long b = claim(c, t, gid, new LogWindow(500, 600)).leaseId; // 511..520
+                long own = claim(c, t, gid, new LogWindow(500, 600)).leaseId; // 521..530
+                assertThat(List.of(a, b, own)).doesNotHaveDuplicates().doesNotContain(0L);
                 c.commit();
-                try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).keys.blockedKeys)) {
-                    ps.setArray(1, c.createArrayOf("text", new String[] {"k"}));
-                    ps.setArray(2, c.createArrayOf("int8", new Long[] {30L}));
-                    ps.setLong(3, gid);
-                    ps.setLong(4, gid);
-                    ps.setLong(5, gid);
-                    ps.setLong(6, own);
-                    ps.setLong(7, 30L);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        assertThat(rs.next()).as("no other range holds key k below 30").isFalse();
-                    }
-                }
-                assertThat(lockedPartitions(c, t)).as("partitions the key check locks").isLessThanOrEqualTo(4);
+                int all = partitions(c, t);
+                assertThat(KeyedLeases.heldBack(c, sql, ConcurrencyPolicy.ORDERED, gid, own, keys, firsts))
+                        .as("ordered: every key has unresolved messages in the ranges below").containsExactlyInAnyOrderElementsOf(keys);
+                assertThat(lockedPartitions(c, t)).as("partitions the ordered check locks (of %d)", all).isLessThanOrEqualTo(4);
+                c.rollback();
+                // Resolved ids of a range hold nothing back.
+                String lease = t.claimLease();
+                execute(c, "UPDATE " + lease + " SET resolved = ARRAY(SELECT generate_series(low, high)) WHERE id IN (" + a + ", " + b + ")");
+                c.commit();
+                assertThat(KeyedLeases.heldBack(c, sql, ConcurrencyPolicy.ORDERED, gid, own, keys, firsts)).isEmpty();
+                c.rollback();
+                // An exception row below holds its key back.
+                execute(c, "INSERT INTO " + t.exceptionQueue() + " (consumer_group_id, message_id, status, message_key, concurrency,"
+                        + " attempts, can_run_after) VALUES (" + gid + ", 503, 'ready', 'k2', 'ordered', 1, now() - interval '1 second')");
+                c.commit();
+                assertThat(KeyedLeases.heldBack(c, sql, ConcurrencyPolicy.ORDERED, gid, own, keys, firsts)).containsExactly("k2");
+                c.rollback();
+                // exclusive: only expired ranges and due waiting rows go first.
+                execute(c, "UPDATE " + lease + " SET resolved = '{}', expires_at = now() - interval '1 second' WHERE id = " + b);
+                c.commit();
+                assertThat(KeyedLeases.heldBack(c, sql, ConcurrencyPolicy.EXCLUSIVE, gid, -1, keys, firsts))
+                        .as("exclusive: the expired range's keys and the due row's").containsExactlyInAnyOrderElementsOf(keys);
+                assertThat(lockedPartitions(c, t)).as("partitions the exclusive check locks").isLessThanOrEqualTo(4);
+                c.rollback();
+                assertThat(KeyedLeases.heldBack(c, sql, ConcurrencyPolicy.EXCLUSIVE, gid, -1, keys, new Long[] {501L, 502L, 503L, 504L, 505L}))
+                        .as("nothing below the first ids").isEmpty();
                 c.rollback();
             }
         }
@@ -265,6 +292,12 @@ class LogWindowTest {
         }
         ids.sort(null);
         return ids;
+    }
+
+    private static void execute(Connection c, String sql) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.execute();
+        }
     }
 
     private static int partitions(Connection c, FamilyTables t) throws SQLException {

@@ -82,20 +82,10 @@ class RowClaimTest {
                 lease(c, t, gid, 1, "now() - interval '1 second'", "{}");
                 lease(c, t, gid, 2, "now() + interval '1 minute'", "{}");
                 lease(c, t, gid, 3, "now() - interval '1 second'", "{3}");
-                List<String> waiting = new ArrayList<>();
-                try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).keys.waitingKeys)) {
-                    ps.setArray(1, c.createArrayOf("text", new String[] {"a", "b", "c", "d", "e", "f", "g", "h"}));
-                    ps.setArray(2, c.createArrayOf("int8", new Long[] {50L, 50L, 50L, 50L, 50L, 50L, 50L, 50L}));
-                    ps.setLong(3, gid);
-                    ps.setLong(4, gid);
-                    ps.setLong(5, gid);
-                    ps.setLong(6, 50L);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            waiting.add(rs.getString(1));
-                        }
-                    }
-                }
+                c.setAutoCommit(false);
+                java.util.Set<String> waiting = KeyedLeases.heldBack(c, ConsumeSql.of(t).keys, ConcurrencyPolicy.EXCLUSIVE, gid, -1,
+                        List.of("a", "b", "c", "d", "e", "f", "g", "h"), new Long[] {50L, 50L, 50L, 50L, 50L, 50L, 50L, 50L});
+                c.rollback();
                 assertThat(waiting).containsExactlyInAnyOrder("a", "e");
             }
         }
