@@ -65,6 +65,7 @@ public final class LabWorker {
                 for (LabEngine e : LabEngines.create(engines)) {
                     parts.add(role.equals("producer") ? e.startProducer(ctx) : e.startConsumer(ctx));
                 }
+                started(instance, "engines " + engines);
                 if (role.equals("producer")) {
                     new StreamProducer(sluice, pool, ledger, instance, longTx, seed).run(durationMs, rate);
                 } else {
@@ -78,6 +79,15 @@ public final class LabWorker {
         }
     }
 
+    /**
+     * Logs how long after the JVM's start a part of the process was running: under the lab's load a consumer's start
+     * can outlast the kill interval, and then few consumers work at once (see the work directory's logs).
+     */
+    private static void started(String instance, String what) {
+        long ms = System.currentTimeMillis() - java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+        System.err.println(java.time.LocalTime.now() + " lab " + instance + ": " + what + " running " + ms + " ms after the JVM started");
+    }
+
     /** The {@code ApplicationName} of a lab process's connections: the orchestrator's terminations target these. */
     static String workerApplicationName(String instance) {
         return "sluice-lab-worker-" + instance;
@@ -87,6 +97,7 @@ public final class LabWorker {
     private static void consume(Sluice sluice, LedgerWriter ledger, String instance, double failureRate, double hangRate,
                                 long leaseMs) throws InterruptedException {
         List<Consumption> running = new StreamConsumer(instance, ledger, failureRate, hangRate, leaseMs).start(sluice);
+        started(instance, "stream groups");
         Runtime.getRuntime().addShutdownHook(new Thread(() -> running.forEach(Consumption::close)));
         Thread.currentThread().join();
     }
