@@ -149,7 +149,15 @@ class AwaitTest {
         }
         awaitMarked(id);
         await().atMost(Duration.ofSeconds(30)).until(() -> RunsAccess.awaitedJobs(sluice) == 1);
-        claimOne(q).complete("all");
+        // Every waiter marks the job (an UPDATE of its row); a claim skips a row a late mark holds for that moment
+        // (FOR UPDATE SKIP LOCKED), so claim until one comes back.
+        java.util.concurrent.atomic.AtomicReference<List<JobHandle<String>>> got = new java.util.concurrent.atomic.AtomicReference<>();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            got.set(q.claim(1));
+            return !got.get().isEmpty();
+        });
+        assertThat(got.get()).hasSize(1);
+        got.get().get(0).complete("all");
         for (Future<JobRun> w : waiters) {
             assertThat(w.get(30, TimeUnit.SECONDS).result(String.class)).isEqualTo("all");
         }
