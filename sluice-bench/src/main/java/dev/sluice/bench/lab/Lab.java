@@ -4,7 +4,6 @@ import dev.sluice.GroupConfig;
 import dev.sluice.GroupInfo;
 import dev.sluice.Sluice;
 import dev.sluice.embedded.EmbeddedPostgresServer;
-import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -21,7 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -54,22 +52,15 @@ public final class Lab {
     private final Map<String, LabEngine.Section> sections = new LinkedHashMap<>();
     private final Consumer<String> progress;
     private final Random random;
-    private final List<Proc> consumers = new ArrayList<>();
-    private final List<Proc> producers = new ArrayList<>();
     private final Map<String, Integer> fired = new LinkedHashMap<>();
-    /** Worker processes that ended on their own (not killed or stopped by the orchestrator): name, exit code. */
-    private final Map<String, Integer> exits = new LinkedHashMap<>();
     private Path work;
     private String url;
     private EmbeddedPostgresServer server;
     private Path dataDir;
     private int port;
-    private int instances;
     private InstanceWatch instanceWatch;
+    private LabProcesses processes;
     private boolean keepData;
-
-    private record Proc(String name, Process process) {
-    }
 
     public Lab(LabOptions options, Consumer<String> progress) {
         this.o = options;
@@ -92,22 +83,16 @@ public final class Lab {
             long streamId = setUp();
             instanceWatch = new InstanceWatch(() -> connect("sluice-lab-orchestrator"),
                     o.leaseTimeout().plusSeconds(30));
-            for (int i = 0; i < o.consumers(); i++) {
-                consumers.add(spawn("consumer"));
-            }
-            for (int i = 0; i < o.producers(); i++) {
-                producers.add(spawn("producer"));
-            }
+            processes = new LabProcesses(o, work, url, progress);
+            processes.start();
             progress.accept("lab: " + o.producers() + " producer(s), " + o.consumers() + " consumer(s), groups "
                     + LabGroups.ALL + ", " + o.duration().toSeconds() + " s; work dir " + work);
             faults();
-            for (Proc p : producers) {
-                p.process().waitFor(60, TimeUnit.SECONDS);
-            }
+            processes.awaitProducers();
             long drainStart = System.nanoTime();
             boolean drained = drain(streamId);
             double drainSeconds = (System.nanoTime() - drainStart) / 1e9;
-            stopConsumers();
+            processes.stopConsumers();
             LabChecker.Check check;
             List<LabTimeline.Redelivery> redeliveries;
             long maintenancePasses;
@@ -131,7 +116,9 @@ public final class Lab {
             if (instanceWatch != null) {
                 instanceWatch.close();
             }
-            stopAll();
+            if (processes != null) {
+                processes.stopAll();
+            }
             if (server != null) {
                 server.close();
                 // The embedded database (tens of MB) is kept only when the run did not pass, to investigate
@@ -243,7 +230,7 @@ public final class Lab {
             verdict = "fail";
         }
         return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries), takeovers, maintenancePasses,
-                drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, Map.copyOf(exits));
+                drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, processes.exits());
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */
@@ -316,27 +303,6 @@ public final class Lab {
         return DriverManager.getConnection(url, p);
     }
 
-    private Proc spawn(String role) throws IOException {
-        String name = role.charAt(0) + "" + (++instances);
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        // Timestamped logs, with Sluice's consumer events (takeovers, leases lost), to line up with the ledger.
-        List<String> cmd = List.of(java, "-Xmx256m", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-                "-Dorg.slf4j.simpleLogger.log.dev.sluice.internal.consume=debug",
-                "-cp", System.getProperty("java.class.path"), LabWorker.class.getName(),
-                role, name, Long.toString(o.duration().toMillis()), Integer.toString(o.rate()),
-                Double.toString(o.failureRate()), Double.toString(o.hangRate()), Double.toString(o.longTransactions()),
-                Long.toString(o.leaseTimeout().toMillis()), Long.toString(o.seed()), String.join(",", o.engines()),
-                Integer.toString(o.jobRate()));
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        // The URL may carry the embedded server's password: the environment, unlike argv, is the owner's only.
-        pb.environment().put(LabWorker.URL_ENV, url);
-        File log = work.resolve(name + ".log").toFile();
-        pb.redirectErrorStream(true);
-        pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log));
-        return new Proc(name, pb.start());
-    }
-
     // ------------------------------------------------------------------ faults
 
     private void faults() throws Exception {
@@ -362,46 +328,19 @@ public final class Lab {
                     restartAt = Long.MAX_VALUE;
                 }
                 pins.tick(now);
-                replaceExited();
+                processes.replaceExited();
                 Thread.sleep(100);
             }
         }
     }
 
-    /**
-     * Replaces consumer processes that ended on their own — one starting while its connections were terminated or
-     * the server restarted gives up — so the run keeps its consumers; notes producers that ended before their time.
-     * Either is reported ({@code worker_exits}), never hidden: a consumer short for the rest of the run would look
-     * like an engine that cannot keep up.
-     */
-    private void replaceExited() throws IOException {
-        for (int i = 0; i < consumers.size(); i++) {
-            Proc p = consumers.get(i);
-            if (!p.process().isAlive()) {
-                exits.put(p.name(), p.process().exitValue());
-                progress.accept("lab: consumer " + p.name() + " exited on its own (code " + p.process().exitValue()
-                        + ", see its log); started another");
-                consumers.set(i, spawn("consumer"));
-            }
-        }
-        for (Proc p : producers) {
-            if (!p.process().isAlive() && p.process().exitValue() != 0 && !exits.containsKey(p.name())) {
-                exits.put(p.name(), p.process().exitValue());
-                progress.accept("lab: producer " + p.name() + " exited before its time (code " + p.process().exitValue()
-                        + ", see its log)");
-            }
-        }
-    }
-
     private void kill() throws Exception {
-        Proc victim = consumers.remove(random.nextInt(consumers.size()));
-        victim.process().destroyForcibly(); // SIGKILL: no shutdown hook, no release of leases
-        victim.process().waitFor(10, TimeUnit.SECONDS);
+        String victim = processes.killConsumer(random);
         // The instant it was gone: the checker ends its unfinished calls there and measures redeliveries from it.
-        record("kill", victim.name(), java.time.Instant.now());
-        instanceWatch.killed(victim.name());
-        progress.accept("lab: SIGKILL consumer " + victim.name());
-        consumers.add(spawn("consumer"));
+        record("kill", victim, java.time.Instant.now());
+        instanceWatch.killed(victim);
+        progress.accept("lab: SIGKILL consumer " + victim);
+        processes.addConsumer();
     }
 
     private void terminate() throws SQLException {
@@ -478,30 +417,11 @@ public final class Lab {
                 if (done) {
                     return true;
                 }
-                replaceExited();
+                processes.replaceExited();
                 Thread.sleep(500);
             }
         }
         return false;
-    }
-
-    private void stopConsumers() throws InterruptedException {
-        for (Proc p : consumers) {
-            p.process().destroy(); // SIGTERM: the shutdown hook drains
-        }
-        for (Proc p : consumers) {
-            if (!p.process().waitFor(20, TimeUnit.SECONDS)) {
-                p.process().destroyForcibly();
-            }
-        }
-    }
-
-    private void stopAll() {
-        for (List<Proc> list : List.of(producers, consumers)) {
-            for (Proc p : list) {
-                p.process().destroyForcibly();
-            }
-        }
     }
 
     /** A duration in whole seconds for messages. */

@@ -62,7 +62,7 @@ public final class Db {
      * once, and a {@code consume}, {@code work} or listing must not fail for that.
      */
     public <T> T read(String what, SqlWork<T> work) {
-        return autoCommit(what, work, MAX_BROKEN_REPLAYS);
+        return autoCommitReplayable(what, work);
     }
 
     private <T> T autoCommit(String what, SqlWork<T> work, int maxReplays) {
