@@ -104,7 +104,7 @@ public final class Queue<T> {
             return joined(tx, List.of(job)).get(0);
         }
         long id = store().enqueue(name, List.of(job)).get(0);
-        sluice.engine().enqueuedLocally(name);
+        sluice.engine().enqueued(name);
         return id;
     }
 
@@ -132,18 +132,19 @@ public final class Queue<T> {
             return joined(tx, encoded);
         }
         List<Long> ids = store().enqueue(name, encoded);
-        sluice.engine().enqueuedLocally(name);
+        sluice.engine().enqueued(name);
         return ids;
     }
 
-    /** Enqueues in the ambient transaction; its commit wakes this process's workers of the queue. */
+    /** Enqueues in the ambient transaction; after its commit the queue's workers are woken, here and elsewhere. */
     private List<Long> joined(AmbientTransaction.Joined tx, List<EncodedJob> jobs) {
-        List<Long> ids = inTransaction(tx.connection(), jobs);
-        tx.afterCommit(() -> sluice.engine().enqueuedLocally(name));
+        List<Long> ids = inTransaction(tx.connection(), jobs, false);
+        tx.afterCommit(() -> sluice.engine().enqueued(name));
         return ids;
     }
 
-    private List<Long> inTransaction(Connection connection, List<EncodedJob> jobs) {
+    /** {@code wake}: whether the transaction itself sends the wake-up (no after-commit action of ours runs). */
+    private List<Long> inTransaction(Connection connection, List<EncodedJob> jobs, boolean wake) {
         try {
             if (connection.getAutoCommit()) {
                 throw new SluiceException(ErrorCode.INVALID_QUEUE_OPTIONS,
@@ -152,7 +153,7 @@ public final class Queue<T> {
         } catch (SQLException e) {
             throw dev.sluice.internal.jdbc.SqlErrors.map(e, "enqueue to queue '" + name + "'");
         }
-        return store().enqueueOn(connection, name, jobs);
+        return store().enqueueOn(connection, name, jobs, wake);
     }
 
     /**
@@ -165,7 +166,7 @@ public final class Queue<T> {
      */
     public long enqueueInTransaction(Connection connection, T payload, EnqueueOptions options) {
         Objects.requireNonNull(connection, "connection");
-        return inTransaction(connection, List.of(encoder.encode(payload, options))).get(0);
+        return inTransaction(connection, List.of(encoder.encode(payload, options)), true).get(0);
     }
 
     /**

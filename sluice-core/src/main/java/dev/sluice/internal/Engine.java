@@ -55,6 +55,8 @@ public final class Engine implements AutoCloseable {
     private final Tracker tracker = new Tracker();
     private final ClientRuntime runtime;
     private volatile ClientSession session;
+    /** The wake-ups of this client's own commits, sent to the other processes after them. */
+    private final dev.sluice.internal.notify.WakeSender wakes;
     private final dev.sluice.internal.runtime.OnDemandThread maintenance;
     /** Set once the control plane was found current; queues and locks check it before their first statement. */
     private volatile boolean controlPlaneChecked;
@@ -92,6 +94,7 @@ public final class Engine implements AutoCloseable {
         this.runtime = new ClientRuntime(schema, schedulerThreads, handlerThreads);
         this.maintenance = new dev.sluice.internal.runtime.OnDemandThread("sluice-maintenance-" + schema);
         this.db = new Db(dataSource);
+        this.wakes = new dev.sluice.internal.notify.WakeSender(db, schema, runtime);
         Migrator migrator = new Migrator(schema, clientId, steps).forceSchema(forceSchema);
         this.systemCatalog = new SystemCatalog(db, schema, migrator);
         this.streamCatalog = new StreamCatalog(db, schema, migrator, clientId);
@@ -277,20 +280,25 @@ public final class Engine implements AutoCloseable {
         return true;
     }
 
-    /** A producer of this client committed to the stream: wake this process's consumers of it at once. */
-    public void committedLocally(long streamId) {
+    /**
+     * A producer of this client committed to the stream (in a transaction of its own or a joined ambient one): wakes
+     * this process's consumers of it at once, and the other processes' by a wake-up sent after the commit.
+     */
+    public void committed(long streamId) {
         ClientSession s = session;
         if (s != null) {
             s.wakeLocal(streamId);
         }
+        wakes.send(Long.toString(streamId));
     }
 
-    /** A job of this client was committed to the queue: wake this process's workers of it at once. */
-    public void enqueuedLocally(String queue) {
+    /** Jobs of this client were committed to the queue: wakes its workers here at once, and elsewhere after the commit. */
+    public void enqueued(String queue) {
         ClientSession s = session;
         if (s != null) {
             s.wakeLocal(JobStore.wakeKey(queue));
         }
+        wakes.send(JobStore.wakeKey(queue));
     }
 
     /**
@@ -422,7 +430,7 @@ public final class Engine implements AutoCloseable {
     public <T> dev.sluice.Producer<T> producer(String stream, Class<T> payloadType, dev.sluice.ProducerConfig config) {
         java.util.concurrent.atomic.AtomicReference<dev.sluice.Producer<T>> self = new java.util.concurrent.atomic.AtomicReference<>();
         dev.sluice.Producer<T> p = new dev.sluice.internal.produce.DefaultProducer<>(db, streamCatalog, schema, stream,
-                payloadType, config, maintenance(), () -> untrack(self.get()), this::committedLocally,
+                payloadType, config, maintenance(), () -> untrack(self.get()), this::committed,
                 meters.producer(stream), settings.tracing(), settings.ambient());
         self.set(p);
         track(p); // closes p again when refused
@@ -488,6 +496,7 @@ public final class Engine implements AutoCloseable {
         }
         shardLeases.close();
         instances.close();
+        wakes.close(); // what the closed parts committed last still wakes the other processes
         runtime.close();
         maintenance.shutdown();
         ClientSession s = session;

@@ -13,6 +13,14 @@ import java.util.HexFormat;
 public final class Channels {
     private static final int MAX_CHANNEL_BYTES = 63;
 
+    /**
+     * The wake-up a statement sends inside its own transaction, or none: two parameters, the channel (NULL: send
+     * nothing — the caller sends it after the commit, see {@link WakeSender}) and the payload. An expression that
+     * yields NULL either way, for a statement's materialized first CTE.
+     */
+    public static final String WAKE_IN_TRANSACTION =
+            "(SELECT pg_notify(n.ch, n.wake) FROM (SELECT ?::text, ?::text) AS n(ch, wake) WHERE n.ch IS NOT NULL)";
+
     private Channels() {
     }
 

@@ -41,7 +41,7 @@ public final class DefaultProducer<T> implements Producer<T> {
     private final Runnable onClose;
     private volatile Resolved resolved;
     private volatile boolean closed;
-    /** Told the stream id after each commit of our own transaction (wakes this process's consumers). */
+    /** Told the stream id after each commit of our own or a joined transaction: wakes the consumers here and elsewhere. */
     private final LongConsumer committed;
     /** The stream's counters (no-ops without a registry): messages and duplicates of our own commits. */
     private final dev.sluice.internal.metrics.ProducerMeters meters;
@@ -169,7 +169,7 @@ public final class DefaultProducer<T> implements Producer<T> {
         Objects.requireNonNull(connection, "connection");
         ensureOpen();
         Resolved r = resolved();
-        return inTransaction(connection, r, List.of(encoder.encode(payload, options, r.target().maxPayloadBytes()))).get(0);
+        return inTransaction(connection, r, List.of(encoder.encode(payload, options, r.target().maxPayloadBytes())), true).get(0);
     }
 
     /** Joins the ambient transaction with one message; its commit wakes this process's consumers and counts it. */
@@ -180,7 +180,7 @@ public final class DefaultProducer<T> implements Producer<T> {
     }
 
     private List<Produced> joined(AmbientTransaction.Joined tx, Resolved r, List<Encoded> messages) {
-        List<Produced> out = inTransaction(tx.connection(), r, messages);
+        List<Produced> out = inTransaction(tx.connection(), r, messages, false);
         tx.afterCommit(() -> {
             committed.accept(r.target().id());
             count(out);
@@ -188,15 +188,18 @@ public final class DefaultProducer<T> implements Producer<T> {
         return out;
     }
 
-    /** Writes the messages in the caller's open transaction: never commits, never retries. */
-    private List<Produced> inTransaction(Connection connection, Resolved r, List<Encoded> messages) {
+    /**
+     * Writes the messages in the caller's open transaction: never commits, never retries. {@code wake}: the
+     * transaction sends the stream's wake-up (false when an after-commit action sends it).
+     */
+    private List<Produced> inTransaction(Connection connection, Resolved r, List<Encoded> messages, boolean wake) {
         try {
             if (connection.getAutoCommit()) {
                 throw new SluiceException(ErrorCode.INVALID_OPTIONS,
                         "producing in the caller's transaction needs a connection in a transaction (auto-commit off)");
             }
             r.keeper().beforeWrite(messages.size());
-            List<Produced> out = MessageWriter.write(connection, r.target(), messages);
+            List<Produced> out = MessageWriter.write(connection, r.target(), messages, wake);
             long max = 0;
             for (Produced p : out) {
                 max = Math.max(max, p.id());
@@ -226,7 +229,7 @@ public final class DefaultProducer<T> implements Producer<T> {
         r.keeper().beforeWrite(1);
         Produced p = writeWithRetry(r, c -> {
             Encoded e = encoder.encode(work.apply(c), options, r.target().maxPayloadBytes());
-            return MessageWriter.write(c, r.target(), List.of(e));
+            return MessageWriter.write(c, r.target(), List.of(e), false);
         }).get(0);
         r.keeper().afterWrite(p.id());
         return p;
@@ -271,7 +274,7 @@ public final class DefaultProducer<T> implements Producer<T> {
 
     private List<Produced> write(Resolved r, List<Encoded> messages) {
         r.keeper().beforeWrite(messages.size());
-        List<Produced> results = writeWithRetry(r, c -> MessageWriter.write(c, r.target(), messages));
+        List<Produced> results = writeWithRetry(r, c -> MessageWriter.write(c, r.target(), messages, false));
         long max = 0;
         for (Produced p : results) {
             max = Math.max(max, p.id());

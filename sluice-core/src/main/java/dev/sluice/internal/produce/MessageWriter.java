@@ -21,8 +21,10 @@ final class MessageWriter {
     /**
      * Inserts {@code messages} (in order) into the target's log; returns one result per message. The
      * caller owns the transaction. Repeated idempotency keys inside the list resolve to the first.
+     * {@code wake}: the transaction sends the stream's wake-up itself (a caller's transaction without an
+     * after-commit action of ours); otherwise the caller sends it after the commit.
      */
-    static List<Produced> write(Connection c, StreamTarget t, List<Encoded> messages) throws SQLException {
+    static List<Produced> write(Connection c, StreamTarget t, List<Encoded> messages, boolean wake) throws SQLException {
         // In-list duplicates of an idempotency key: only the first goes to the database.
         List<Encoded> unique = new ArrayList<>(messages.size());
         int[] slot = new int[messages.size()];
@@ -41,7 +43,7 @@ final class MessageWriter {
             slot[i] = unique.size();
             unique.add(m);
         }
-        Produced[] results = full ? writeFull(c, t, unique) : writePlain(c, t, unique);
+        Produced[] results = full ? writeFull(c, t, unique, wake) : writePlain(c, t, unique, wake);
         List<Produced> out = new ArrayList<>(messages.size());
         for (int i = 0; i < messages.size(); i++) {
             out.add(slot[i] >= 0 ? results[slot[i]] : new Produced(results[-1 - slot[i]].id(), true));
@@ -49,9 +51,9 @@ final class MessageWriter {
         return out;
     }
 
-    private static Produced[] writePlain(Connection c, StreamTarget t, List<Encoded> ms) throws SQLException {
+    private static Produced[] writePlain(Connection c, StreamTarget t, List<Encoded> ms, boolean wake) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(ProduceSql.plainInsert(t.tables()))) {
-            int i = bindNotify(ps, t);
+            int i = bindWake(ps, t, wake);
             bindColumns(c, ps, i, ms);
             long[] ids = new long[ms.size()];
             int n = 0;
@@ -73,11 +75,11 @@ final class MessageWriter {
         }
     }
 
-    private static Produced[] writeFull(Connection c, StreamTarget t, List<Encoded> ms) throws SQLException {
+    private static Produced[] writeFull(Connection c, StreamTarget t, List<Encoded> ms, boolean wake) throws SQLException {
         Produced[] out = new Produced[ms.size()];
         Map<UUID, Integer> duplicates = new LinkedHashMap<>();
         try (PreparedStatement ps = c.prepareStatement(ProduceSql.fullInsert(t.tables()))) {
-            int i = bindNotify(ps, t);
+            int i = bindWake(ps, t, wake);
             UUID[] keys = new UUID[ms.size()];
             for (int k = 0; k < ms.size(); k++) {
                 keys[k] = ms.get(k).idempotencyKey();
@@ -118,8 +120,9 @@ final class MessageWriter {
         return out;
     }
 
-    private static int bindNotify(PreparedStatement ps, StreamTarget t) throws SQLException {
-        ps.setString(1, t.notifyChannel());
+    /** The channel, or NULL for no wake-up in the transaction ({@code Channels.WAKE_IN_TRANSACTION}), and the payload. */
+    private static int bindWake(PreparedStatement ps, StreamTarget t, boolean wake) throws SQLException {
+        ps.setString(1, wake ? t.notifyChannel() : null);
         ps.setString(2, Long.toString(t.id()));
         return 3;
     }

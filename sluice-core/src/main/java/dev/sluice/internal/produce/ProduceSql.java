@@ -1,11 +1,12 @@
 package dev.sluice.internal.produce;
 
+import dev.sluice.internal.notify.Channels;
 import dev.sluice.internal.schema.FamilyTables;
 
 /**
- * Every statement of the produce path. Both statements obtain the transaction id (and send the
- * stream's one notification) in the materialized CTE {@code x} before any row draws an id from the
- * sequence — the ordering the consumer's snapshot fence relies on (docs/produce.md).
+ * Every statement of the produce path. Both statements obtain the transaction id (and, inside a caller's
+ * transaction, send the stream's one notification) in the materialized CTE {@code x} before any row draws an id
+ * from the sequence — the ordering the consumer's snapshot fence relies on (docs/produce.md).
  */
 final class ProduceSql {
     private ProduceSql() {
@@ -14,7 +15,7 @@ final class ProduceSql {
     /** Plain messages (no idempotency key, no compaction): one statement, ids in input order. */
     static String plainInsert(FamilyTables t) {
         return """
-            WITH x AS MATERIALIZED (SELECT pg_current_xact_id() AS xid, pg_notify(?, ?) AS notified)
+            WITH x AS MATERIALIZED (SELECT pg_current_xact_id() AS xid, %3$s AS notified)
             INSERT INTO %1$s (id, schema_version, content_type, routing_key, message_key, compaction_rank, headers, options, payload)
             SELECT nextval('%2$s'), v.sv, v.ct, v.rk, v.mk, v.cr, v.h::jsonb, v.o::jsonb, v.p
             FROM x, unnest(?::int[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bytea[])
@@ -22,7 +23,7 @@ final class ProduceSql {
             WHERE x.xid IS NOT NULL
             ORDER BY v.ord
             RETURNING id
-            """.formatted(t.messageLog(), t.messageLogSequence());
+            """.formatted(t.messageLog(), t.messageLogSequence(), Channels.WAKE_IN_TRANSACTION);
     }
 
     /**
@@ -33,7 +34,7 @@ final class ProduceSql {
      */
     static String fullInsert(FamilyTables t) {
         return """
-            WITH x AS MATERIALIZED (SELECT pg_current_xact_id() AS xid, pg_notify(?, ?) AS notified),
+            WITH x AS MATERIALIZED (SELECT pg_current_xact_id() AS xid, %5$s AS notified),
             input AS MATERIALIZED (
                 SELECT v.ord, nextval('%2$s') AS id, v.ik, v.sv, v.ct, v.rk, v.mk, v.cr, v.h, v.o, v.p
                 FROM x, unnest(?::uuid[], ?::int[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[], ?::bytea[])
@@ -63,7 +64,8 @@ final class ProduceSql {
                 SELECT id, sv, ct, rk, mk, cr, h::jsonb, o::jsonb, p FROM accepted ORDER BY id
                 RETURNING id)
             SELECT i.id, i.id IN (SELECT id FROM written) AS written FROM input i ORDER BY i.ord
-            """.formatted(t.messageLog(), t.messageLogSequence(), t.idempotencyKey(), t.compactionHead());
+            """.formatted(t.messageLog(), t.messageLogSequence(), t.idempotencyKey(), t.compactionHead(),
+                Channels.WAKE_IN_TRANSACTION);
     }
 
     /** The original message ids of duplicate idempotency keys (a new statement: it sees their committers). */

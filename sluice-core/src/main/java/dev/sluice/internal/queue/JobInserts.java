@@ -29,6 +29,8 @@ final class JobInserts {
     private final QueueSql sql;
     private final String channel;
     private final JobDependencies dependencies;
+    /** The channel parameter of an enqueue that sends no wake-up itself ({@code Channels.WAKE_IN_TRANSACTION}). */
+    private static final Object NO_WAKE = new Sql.Null(Types.VARCHAR);
 
     JobInserts(Db db, QueueSql sql, String channel, JobDependencies dependencies) {
         this.db = db;
@@ -39,19 +41,25 @@ final class JobInserts {
 
     /**
      * Enqueues in a transaction of our own (replayed on transient conflicts). Jobs without unique keys
-     * take the bulk path: one auto-commit statement, which is atomic by itself.
+     * take the bulk path: one auto-commit statement, which is atomic by itself. Sends no wake-up: the caller
+     * sends it after the commit ({@code Engine.enqueued}).
      */
     List<Long> enqueue(String queue, List<EncodedJob> jobs) {
+        Object none = NO_WAKE;
         if (plain(jobs)) {
-            return db.autoCommit("enqueue to queue '" + queue + "'", c -> insertPlain(c, queue, jobs));
+            return db.autoCommit("enqueue to queue '" + queue + "'", c -> insertPlain(c, queue, jobs, none));
         }
-        return db.transaction("enqueue to queue '" + queue + "'", c -> insertAny(c, queue, jobs));
+        return db.transaction("enqueue to queue '" + queue + "'", c -> insertAny(c, queue, jobs, none));
     }
 
-    /** Enqueues on the caller's connection and transaction; never commits. */
-    List<Long> enqueueOn(Connection c, String queue, List<EncodedJob> jobs) {
+    /**
+     * Enqueues on the caller's connection and transaction; never commits. {@code wake}: the transaction sends the
+     * queue's wake-up itself (false when the caller sends it after the commit).
+     */
+    List<Long> enqueueOn(Connection c, String queue, List<EncodedJob> jobs, boolean wake) {
+        Object ch = wake ? channel : NO_WAKE;
         try {
-            return plain(jobs) ? insertPlain(c, queue, jobs) : insertAny(c, queue, jobs);
+            return plain(jobs) ? insertPlain(c, queue, jobs, ch) : insertAny(c, queue, jobs, ch);
         } catch (SQLException e) {
             throw map(e, "enqueue to queue '" + queue + "'");
         }
@@ -70,7 +78,7 @@ final class JobInserts {
     }
 
     /** The bulk insert ({@link QueueSql#enqueuePlain}); ids in input order. */
-    private List<Long> insertPlain(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
+    private List<Long> insertPlain(Connection c, String queue, List<EncodedJob> jobs, Object wakeChannel) throws SQLException {
         int n = jobs.size();
         byte[][] p = new byte[n][];
         String[] h = new String[n];
@@ -100,7 +108,7 @@ final class JobInserts {
         }
         EncodedJob.Stamps s = jobs.get(0).stamps();
         List<Long> ids = Sql.list(c, s.keepRunsNs() == null ? sql.enqueuePlain : sql.enqueuePlainKept, rs -> rs.getLong(1),
-                channel, JobStore.wakeKey(queue), queue, jobs.get(0).contentType(), s.visibilityTimeoutNs(),
+                wakeChannel, JobStore.wakeKey(queue), queue, jobs.get(0).contentType(), s.visibilityTimeoutNs(),
                 s.maxAttempts(), s.backoffBaseNs(), s.backoffMaxNs(), s.deadLetterRetentionNs(), nullable(s.keepRunsNs()),
                 nullable(s.keepEventsNs()), s.firstSeq(),
                 Sql.array("bytea", p), arrayOrNull("text", hasH, h), arrayOrNull("int4", hasPr, pr),
@@ -137,13 +145,13 @@ final class JobInserts {
      * through {@link #insert} together, each child through {@link JobDependencies#enqueueChild}, in input order (so
      * a child may name a parent enqueued earlier in the same batch).
      */
-    private List<Long> insertAny(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
+    private List<Long> insertAny(Connection c, String queue, List<EncodedJob> jobs, Object wakeChannel) throws SQLException {
         List<Long> out = new ArrayList<>(jobs.size());
         int from = 0;
         for (int i = 0; i <= jobs.size(); i++) {
             if (i == jobs.size() || jobs.get(i).hasParents()) {
                 if (i > from) {
-                    out.addAll(insertRun(c, queue, jobs.subList(from, i)));
+                    out.addAll(insertRun(c, queue, jobs.subList(from, i), wakeChannel));
                 }
                 if (i < jobs.size()) {
                     out.add(dependencies.enqueueChild(c, queue, jobs.get(i)));
@@ -155,19 +163,19 @@ final class JobInserts {
     }
 
     /** Jobs without parents: stamps may differ between them, so each run of equal stamps is one insert. */
-    private List<Long> insertRun(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
+    private List<Long> insertRun(Connection c, String queue, List<EncodedJob> jobs, Object wakeChannel) throws SQLException {
         List<Long> out = new ArrayList<>(jobs.size());
         int from = 0;
         for (int i = 1; i <= jobs.size(); i++) {
             if (i == jobs.size() || !jobs.get(i).stamps().equals(jobs.get(from).stamps())) {
-                out.addAll(insert(c, queue, jobs.subList(from, i)));
+                out.addAll(insert(c, queue, jobs.subList(from, i), wakeChannel));
                 from = i;
             }
         }
         return out;
     }
 
-    private List<Long> insert(Connection c, String queue, List<EncodedJob> jobs) throws SQLException {
+    private List<Long> insert(Connection c, String queue, List<EncodedJob> jobs, Object wakeChannel) throws SQLException {
         Long[] ids = new Long[jobs.size()];
         List<Integer> todo = new ArrayList<>();
         for (int i = 0; i < jobs.size(); i++) {
@@ -178,7 +186,7 @@ final class JobInserts {
                 throw new SluiceException(ErrorCode.TRANSACTION_CONFLICT, "enqueue to queue '" + queue
                         + "': the live holders of its unique keys kept changing");
             }
-            Map<String, List<Integer>> lost = insertOnce(c, queue, jobs, todo, ids);
+            Map<String, List<Integer>> lost = insertOnce(c, queue, jobs, todo, ids, wakeChannel);
             todo = new ArrayList<>();
             if (lost.isEmpty()) {
                 break;
@@ -207,7 +215,7 @@ final class JobInserts {
 
     /** One insert of the jobs at {@code indexes}; returns the unique keys whose jobs were not written. */
     private Map<String, List<Integer>> insertOnce(Connection c, String queue, List<EncodedJob> jobs, List<Integer> indexes,
-                                                  Long[] ids) throws SQLException {
+                                                  Long[] ids, Object wakeChannel) throws SQLException {
         int n = indexes.size();
         byte[][] p = new byte[n][];
         String[] ct = new String[n];
@@ -230,7 +238,7 @@ final class JobInserts {
         }
         EncodedJob.Stamps s = jobs.get(indexes.get(0)).stamps();
         List<Inserted> rows = Sql.list(c, sql.enqueue, rs -> new Inserted(rs.getLong(1), rs.getBoolean(2), rs.getString(3)),
-                channel, JobStore.wakeKey(queue), Sql.array("bytea", p), Sql.array("text", ct), Sql.array("text", h),
+                wakeChannel, JobStore.wakeKey(queue), Sql.array("bytea", p), Sql.array("text", ct), Sql.array("text", h),
                 Sql.array("int4", pr), Sql.array("int8", delay), Sql.array("int8", runAt), Sql.array("int8", expires),
                 Sql.array("text", uk), queue, s.visibilityTimeoutNs(), s.maxAttempts(), s.backoffBaseNs(),
                 s.backoffMaxNs(), s.deadLetterRetentionNs(), nullable(s.keepRunsNs()), nullable(s.keepEventsNs()), s.firstSeq());

@@ -88,15 +88,19 @@ public final class JobStore {
 
     /**
      * Enqueues in a transaction of our own (replayed on transient conflicts). Jobs without unique keys
-     * take the bulk path: one auto-commit statement, which is atomic by itself.
+     * take the bulk path: one auto-commit statement, which is atomic by itself. Sends no wake-up: the caller
+     * sends it after the commit ({@code Engine.enqueued}).
      */
     public List<Long> enqueue(String queue, List<EncodedJob> jobs) {
         return inserts.enqueue(queue, jobs);
     }
 
-    /** Enqueues on the caller's connection and transaction; never commits. */
-    public List<Long> enqueueOn(Connection c, String queue, List<EncodedJob> jobs) {
-        return inserts.enqueueOn(c, queue, jobs);
+    /**
+     * Enqueues on the caller's connection and transaction; never commits. {@code wake}: the transaction sends the
+     * queue's wake-up itself (false when the caller sends it after the commit).
+     */
+    public List<Long> enqueueOn(Connection c, String queue, List<EncodedJob> jobs, boolean wake) {
+        return inserts.enqueueOn(c, queue, jobs, wake);
     }
 
     // ------------------------------------------------------------------ claims (JobClaims)

@@ -25,7 +25,9 @@ import dev.sluice.internal.runtime.Backoff;
  *   forms (worker acks, heartbeats, releases) join the presented (id, token) pairs on the primary key with
  *   the same predicate, the state implied by the token (see {@link #ackBatch}).</li>
  *   <li><b>Wake-ups</b>: every statement that makes a job claimable sends one {@code pg_notify} with the
- *   payload {@code q:<queue>} on the schema's channel (PostgreSQL folds repeats within a transaction).
+ *   payload {@code q:<queue>} on the schema's channel (PostgreSQL folds repeats within a transaction) — except
+ *   an enqueue in a transaction of Sluice's own, whose wake-up is sent after its commit (the enqueue statements
+ *   take the channel as NULL then; {@link Channels#WAKE_IN_TRANSACTION}, {@code WakeSender}).
  *   Stream notifications on the same channel carry a numeric stream id, so the two never collide.</li>
  * </ul>
  */
@@ -105,7 +107,7 @@ final class QueueSql {
         // Ids are drawn in input order before the insert so that every input row keeps its id whether it
         // was written or lost to a live unique key; the caller reads the live holder's id for the latter.
         this.enqueue = """
-            WITH x AS MATERIALIZED (SELECT pg_notify(?, ?) AS notified),
+            WITH x AS MATERIALIZED (SELECT %4$s AS notified),
             input AS MATERIALIZED (
                 SELECT v.ord, nextval('%2$s') AS id, v.p, v.ct, v.h, v.pr, v.delay_us, v.run_at_us, v.exp_us, v.uk
                 FROM x, unnest(?::bytea[], ?::text[], ?::text[], ?::int[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
@@ -127,7 +129,7 @@ final class QueueSql {
             %3$s
             SELECT i.id, i.id IN (SELECT id FROM written) AS written, i.uk FROM input i ORDER BY i.ord
             """.formatted(job, sequence, runs.events("written", "1", "'enqueued'", "NULL::int", "NULL::text", "NULL::text",
-                "NULL::timestamptz"));
+                "NULL::timestamptz"), Channels.WAKE_IN_TRANSACTION);
 
         // The bulk path for jobs without unique keys (nothing can be lost to a conflict): no ON CONFLICT,
         // no materialized input. The ids come back in input order: nextval runs as the function scan
@@ -150,8 +152,8 @@ final class QueueSql {
                  unnest(?::bytea[], ?::text[], ?::int[], ?::bigint[], ?::bigint[], ?::bigint[])
                      AS v(p, h, pr, delay_us, run_at_us, exp_us)
             """.formatted(job);
-        this.enqueuePlain = "WITH x AS MATERIALIZED (SELECT pg_notify(?, ?) AS notified)\n" + plainInsert + "RETURNING id\n";
-        this.enqueuePlainKept = "WITH x AS MATERIALIZED (SELECT pg_notify(?, ?) AS notified),\nins AS (\n" + plainInsert
+        this.enqueuePlain = "WITH x AS MATERIALIZED (SELECT " + Channels.WAKE_IN_TRANSACTION + " AS notified)\n" + plainInsert + "RETURNING id\n";
+        this.enqueuePlainKept = "WITH x AS MATERIALIZED (SELECT " + Channels.WAKE_IN_TRANSACTION + " AS notified),\nins AS (\n" + plainInsert
                 + "RETURNING id, queue, keep_runs_ns, keep_events_ns),\n" + runs.events("ins", "1", "'enqueued'", "NULL::int",
                 "NULL::text", "NULL::text", "NULL::timestamptz") + "\nSELECT id FROM ins\n";
 

@@ -364,7 +364,8 @@ public final class ScheduleStore {
         JobEncoder<byte[]> encoder = encoders.computeIfAbsent(spec.contentType(),
                 ct -> new JobEncoder<>(bytesAs(ct), QueueOptions.defaults()));
         long id = jobs.enqueueOn(c, spec.target().name(),
-                List.of(encoder.encode(spec.payload(), EnqueueOptions.builder().uniqueKey(key).headers(headers).build()))).get(0);
+                List.of(encoder.encode(spec.payload(), EnqueueOptions.builder().uniqueKey(key).headers(headers).build())),
+                true).get(0);
         return new ScheduleFire(row.name(), spec.target(), due, key, id, false);
     }
 
