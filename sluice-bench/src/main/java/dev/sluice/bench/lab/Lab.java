@@ -39,7 +39,7 @@ public final class Lab {
                          Map<String, Double> redeliverySeconds, Map<String, Double> instanceTakeoverSeconds,
                          long maintenancePasses, double drainSeconds, String reason, Path workDir,
                          Map<String, LabEngine.Section> sections, long partitionsDropped, double checkSeconds,
-                         Map<String, Integer> workerExits) {
+                         Map<String, Integer> workerExits, List<Map<String, Object>> serverStatements) {
 
         /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
         public Map<String, Object> summary(LabOptions o) {
@@ -60,6 +60,8 @@ public final class Lab {
     private int port;
     private InstanceWatch instanceWatch;
     private LabProcesses processes;
+    /** What loaded the server, per statement (read after the drain; empty without pg_stat_statements). */
+    private List<Map<String, Object>> serverStatements = List.of();
     private boolean keepData;
 
     public Lab(LabOptions options, Consumer<String> progress) {
@@ -108,6 +110,9 @@ public final class Lab {
                 }
             }
             double checkSeconds = Math.round((System.nanoTime() - checkStart) / 1e8) / 10.0;
+            try (Connection c = connect("sluice-lab-checker")) {
+                serverStatements = ServerStatements.top(c);
+            }
             progress.accept("lab: checked " + check.produced() + " messages in " + checkSeconds + " s");
             result = verdict(check, redeliveries, instanceWatch.results(), maintenancePasses, drained, drainSeconds,
                     partitionsDropped, checkSeconds);
@@ -230,7 +235,8 @@ public final class Lab {
             verdict = "fail";
         }
         return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries), takeovers, maintenancePasses,
-                drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, processes.exits());
+                drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, processes.exits(),
+                serverStatements);
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */
@@ -262,6 +268,12 @@ public final class Lab {
         }
         server = EmbeddedPostgresServer.start(dataDir, port);
         url = server.jdbcUrl();
+        try {
+            server = ServerStatements.preload(server, dataDir, port, connect("sluice-lab-orchestrator"));
+        } catch (SQLException | InterruptedException e) {
+            throw new IOException("could not load pg_stat_statements into the lab's server", e);
+        }
+        url = server.jdbcUrl();
     }
 
     private long setUp() throws Exception {
@@ -270,6 +282,9 @@ public final class Lab {
             for (LabEngine e : engines) {
                 s.execute(e.ddl());
             }
+        }
+        try (Connection c = connect("sluice-lab-orchestrator")) {
+            ServerStatements.install(c);
         }
         org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
         ds.setUrl(url);

@@ -122,7 +122,10 @@ final class LabProcesses {
         String name = role.charAt(0) + "" + (++instances);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // Timestamped logs, with Sluice's consumer events (takeovers, leases lost), to line up with the ledger.
-        List<String> cmd = List.of(java, "-Xmx256m", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+        // The client JIT only and the serial collector: a worker starts every kill interval on a machine the run keeps
+        // busy, and the server JIT's and parallel collector's threads compete with the run for its cores.
+        List<String> cmd = List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                "-Dorg.slf4j.simpleLogger.showDateTime=true",
                 "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
                 "-Dorg.slf4j.simpleLogger.log.dev.sluice.internal.consume=debug",
                 "-cp", System.getProperty("java.class.path"), LabWorker.class.getName(),

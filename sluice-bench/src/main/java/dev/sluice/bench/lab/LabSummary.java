@@ -63,6 +63,8 @@ final class LabSummary {
         m.put("check_s", r.checkSeconds());
         m.put("buckets", check == null ? null : check.buckets());
         m.put("reason", r.reason());
+        // What loaded the server, per statement, most first (pg_stat_statements on the embedded server).
+        m.put("server_statements", r.serverStatements());
         // One section per engine: the stream's (the figures above, in brief), then each other engine's checker's.
         if (check != null) {
             Map<String, Object> streams = new LinkedHashMap<>();

@@ -49,6 +49,9 @@ public final class LabWorker {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(url);
         hc.setMaximumPoolSize(30); // the consumers' work (4 groups, the partitioned one per bucket), the ledger writer, long transactions, the engines
+        // Connections as the work needs them, not 30 at once: a process starting under load, and every pool after a
+        // termination of all lab connections, would otherwise open 30 backends (authentication, cold caches) each.
+        hc.setMinimumIdle(4);
         hc.setConnectionTimeout(10_000);
         hc.setInitializationFailTimeout(-1); // the server may be restarting
         hc.addDataSourceProperty("ApplicationName", workerApplicationName(instance));

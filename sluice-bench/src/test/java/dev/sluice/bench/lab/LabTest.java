@@ -60,6 +60,10 @@ class LabTest {
                 .containsEntry(LabGroups.ORDERED, 0L);
         assertThat(r.check().keyOverlaps()).as(r.check().keyOverlapExample()).isZero();
         assertThat(r.summary(LabOptions.smoke())).containsEntry("key_overlaps", 0L);
+        // What loaded the server, per statement (pg_stat_statements, loaded into the embedded server), most first.
+        assertThat(r.serverStatements()).isNotEmpty().hasSizeLessThanOrEqualTo(ServerStatements.TOP)
+                .allSatisfy(st -> assertThat((Long) st.get("calls")).isPositive());
+        assertThat(r.serverStatements()).extracting(st -> (Double) st.get("total_s")).isSortedAccordingTo(java.util.Comparator.reverseOrder());
         for (Double seconds : r.redeliverySeconds().values()) {
             if (seconds != null) {
                 assertThat(seconds).as("redelivery after a kill").isLessThan(LabOptions.smoke().leaseTimeout().toSeconds() + 5.0);
