@@ -12,13 +12,13 @@ import dev.sluice.Sluice;
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
 import dev.sluice.internal.notify.Channels;
+import dev.sluice.internal.notify.Notifications;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 @SluiceTest
@@ -38,15 +38,15 @@ class NotificationTest {
                 fifty.add(Outgoing.of("m" + i));
             }
             p.produceBatch(fifty);
-            List<PGNotification> got = drain(listener);
+            List<PGNotification> got = Notifications.drain(listener, 1500);
             assertThat(got).hasSize(1);
             assertThat(got.get(0).getParameter()).isEqualTo(Long.toString(id));
 
             // Each commit is followed by its own wake-up (sent after it, outside it: one, not two).
             p.produce("a");
-            assertThat(drain(listener)).extracting(PGNotification::getParameter).containsExactly(Long.toString(id));
+            assertThat(Notifications.drain(listener, 1500)).extracting(PGNotification::getParameter).containsExactly(Long.toString(id));
             p.produce("b");
-            assertThat(drain(listener)).extracting(PGNotification::getParameter).containsExactly(Long.toString(id));
+            assertThat(Notifications.drain(listener, 1500)).extracting(PGNotification::getParameter).containsExactly(Long.toString(id));
         }
     }
 
@@ -73,12 +73,12 @@ class NotificationTest {
                 pid = rs.getInt(1);
                 s.execute("LISTEN \"" + Channels.forSchema(db.schema()) + "\"");
             }
-            drain(c);
+            Notifications.drain(c, 1500);
             c.setAutoCommit(false);
             p.produceInTransaction(c, "explicit", ProduceOptions.NONE);
             q.enqueueInTransaction(c, "explicit", EnqueueOptions.NONE);
             c.commit();
-            assertThat(drain(c)).allSatisfy(n -> assertThat(n.getPID()).isEqualTo(pid))
+            assertThat(Notifications.drain(c, 1500)).allSatisfy(n -> assertThat(n.getPID()).isEqualTo(pid))
                     .extracting(PGNotification::getParameter).containsExactlyInAnyOrder(Long.toString(id), "q:wake-tx");
 
             current.set(c);
@@ -89,25 +89,12 @@ class NotificationTest {
                 current.remove();
             }
             c.commit();
-            assertThat(drain(c)).isEmpty();
+            assertThat(Notifications.drain(c, 1500)).isEmpty();
             assertThat(afterCommit).hasSize(2);
             afterCommit.forEach(Runnable::run);
-            assertThat(drain(c)).allSatisfy(n -> assertThat(n.getPID()).isNotEqualTo(pid))
+            assertThat(Notifications.drain(c, 1500)).allSatisfy(n -> assertThat(n.getPID()).isNotEqualTo(pid))
                     .extracting(PGNotification::getParameter).containsExactlyInAnyOrder(Long.toString(id), "q:wake-tx");
             c.setAutoCommit(true);
         }
-    }
-
-    private static List<PGNotification> drain(Connection c) throws Exception {
-        List<PGNotification> out = new ArrayList<>();
-        PGConnection pg = c.unwrap(PGConnection.class);
-        long deadline = System.currentTimeMillis() + 1500;
-        while (System.currentTimeMillis() < deadline) {
-            PGNotification[] n = pg.getNotifications(200);
-            if (n != null) {
-                out.addAll(List.of(n));
-            }
-        }
-        return out;
     }
 }

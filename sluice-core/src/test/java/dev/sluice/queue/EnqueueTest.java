@@ -15,6 +15,7 @@ import dev.sluice.WorkOptions;
 import dev.sluice.embedded.test.SluiceTest;
 import dev.sluice.embedded.test.TestDatabase;
 import dev.sluice.internal.notify.Channels;
+import dev.sluice.internal.notify.Notifications;
 import dev.sluice.testing.CountingDataSource;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -32,7 +33,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /** Enqueue: stored shape, stamps, delays, unique keys (also under races), batches, transactions, wake-ups, bad input. */
@@ -244,7 +244,7 @@ class EnqueueTest {
                 s.execute("LISTEN \"" + Channels.forSchema(db.schema()) + "\"");
             }
             q.enqueueBatch(List.of(NewJob.of("a"), NewJob.of("b"), NewJob.of("c")));
-            assertThat(drain(listener)).extracting(PGNotification::getParameter).containsExactly("q:wake");
+            assertThat(Notifications.drain(listener, 1000)).extracting(PGNotification::getParameter).containsExactly("q:wake");
 
             try (Connection c = db.connect()) {
                 c.setAutoCommit(false);
@@ -253,7 +253,7 @@ class EnqueueTest {
                 sluice.queue("wake-2", String.class).enqueueInTransaction(c, "f", EnqueueOptions.NONE);
                 c.commit();
             }
-            assertThat(drain(listener)).extracting(PGNotification::getParameter).containsExactlyInAnyOrder("q:wake", "q:wake-2");
+            assertThat(Notifications.drain(listener, 1000)).extracting(PGNotification::getParameter).containsExactlyInAnyOrder("q:wake", "q:wake-2");
         }
     }
 
@@ -305,18 +305,5 @@ class EnqueueTest {
             }
             assertThat(other.queue("jobs").enqueue("x".getBytes(StandardCharsets.UTF_8))).isPositive();
         }
-    }
-
-    private static List<PGNotification> drain(Connection c) throws Exception {
-        List<PGNotification> out = new ArrayList<>();
-        PGConnection pg = c.unwrap(PGConnection.class);
-        long deadline = System.currentTimeMillis() + 1000;
-        while (System.currentTimeMillis() < deadline) {
-            PGNotification[] n = pg.getNotifications(100);
-            if (n != null) {
-                out.addAll(List.of(n));
-            }
-        }
-        return out;
     }
 }

@@ -10,12 +10,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
@@ -27,7 +24,7 @@ class WakeSenderTest {
 
     @Test
     void theSendCommitsAsynchronouslyOnlyItselfAndNotifiesEveryPayload(TestDatabase db) throws Exception {
-        try (Connection listener = listen(db); Connection c = db.connect()) {
+        try (Connection listener = Notifications.listen(db); Connection c = db.connect()) {
             c.setAutoCommit(true);
             try (PreparedStatement ps = c.prepareStatement(WakeSender.SEND)) {
                 ps.setString(1, Channels.forSchema(db.schema()));
@@ -42,7 +39,7 @@ class WakeSenderTest {
                 rs.next();
                 assertThat(rs.getString(1)).isEqualTo("on");
             }
-            assertThat(drain(listener)).extracting(PGNotification::getParameter).containsExactlyInAnyOrder("42", "q:mail");
+            assertThat(Notifications.drain(listener, 1000)).extracting(PGNotification::getParameter).containsExactlyInAnyOrder("42", "q:mail");
         }
     }
 
@@ -50,7 +47,7 @@ class WakeSenderTest {
     void repeatsBeforeASendFoldIntoOneAndCloseSendsWhatIsLeft(TestDatabase db) throws Exception {
         ClientRuntime runtime = new ClientRuntime("wake-test", 1, 1);
         CountDownLatch release = new CountDownLatch(1);
-        try (Connection listener = listen(db)) {
+        try (Connection listener = Notifications.listen(db)) {
             // The scheduler's one thread is busy, so the loop cannot send: the payloads wait, folded.
             runtime.scheduler().execute(() -> {
                 try {
@@ -65,10 +62,10 @@ class WakeSenderTest {
                 sender.send("q:mail");
             }
             assertThat(sender.pending()).isEqualTo(2);
-            assertThat(drain(listener)).isEmpty();
+            assertThat(Notifications.drain(listener, 1000)).isEmpty();
 
             sender.close(); // sends on the closing thread: a process that ends now still wakes the others
-            assertThat(drain(listener)).extracting(PGNotification::getParameter).containsExactlyInAnyOrder("7", "q:mail");
+            assertThat(Notifications.drain(listener, 1000)).extracting(PGNotification::getParameter).containsExactlyInAnyOrder("7", "q:mail");
             assertThat(sender.pending()).isZero();
             sender.send("8"); // after close: dropped, not queued for ever
             assertThat(sender.pending()).isZero();
@@ -81,37 +78,15 @@ class WakeSenderTest {
     @Test
     void aSendRunsAtOnceOnTheSchedulerAndASecondSendFollowsTheFirst(TestDatabase db) throws Exception {
         ClientRuntime runtime = new ClientRuntime("wake-test-2", 1, 1);
-        try (Connection listener = listen(db)) {
+        try (Connection listener = Notifications.listen(db)) {
             WakeSender sender = new WakeSender(new Db(db.dataSource()), db.schema(), runtime);
             sender.send("1");
-            assertThat(drain(listener)).extracting(PGNotification::getParameter).containsExactly("1");
+            assertThat(Notifications.drain(listener, 1000)).extracting(PGNotification::getParameter).containsExactly("1");
             sender.send("1");
-            assertThat(drain(listener)).extracting(PGNotification::getParameter).containsExactly("1");
+            assertThat(Notifications.drain(listener, 1000)).extracting(PGNotification::getParameter).containsExactly("1");
             sender.close();
         } finally {
             runtime.close();
         }
-    }
-
-    private static Connection listen(TestDatabase db) throws Exception {
-        Connection c = db.connect();
-        try (Statement s = c.createStatement()) {
-            s.execute("LISTEN \"" + Channels.forSchema(db.schema()) + "\"");
-        }
-        return c;
-    }
-
-    /** Every notification that arrives within 1 s. */
-    static List<PGNotification> drain(Connection c) throws Exception {
-        List<PGNotification> out = new ArrayList<>();
-        PGConnection pg = c.unwrap(PGConnection.class);
-        long deadline = System.currentTimeMillis() + 1000;
-        while (System.currentTimeMillis() < deadline) {
-            PGNotification[] n = pg.getNotifications(100);
-            if (n != null) {
-                out.addAll(List.of(n));
-            }
-        }
-        return out;
     }
 }
