@@ -9,13 +9,13 @@ import dev.sluice.embedded.EmbeddedPostgresServer;
  * own shutdown hook at JVM exit. The lab (it restarts PostgreSQL) and the idle benchmark (it starts its
  * own server) keep theirs.
  */
-final class SharedServer {
+public final class SharedServer {
     private static EmbeddedPostgresServer server;
 
     private SharedServer() {
     }
 
-    static synchronized EmbeddedPostgresServer get() {
+    public static synchronized EmbeddedPostgresServer get() {
         if (server == null) {
             server = EmbeddedPostgresServer.startTemporary();
         }

@@ -56,7 +56,8 @@ public final class LabWorker {
         hc.setInitializationFailTimeout(-1); // the server may be restarting
         hc.addDataSourceProperty("ApplicationName", workerApplicationName(instance));
         try (HikariDataSource pool = new HikariDataSource(hc);
-             LedgerWriter ledger = new LedgerWriter(() -> pool.getConnection(), Duration.ofSeconds(60));
+             // Rows nobody waits for (produce attempts and results, call starts) wait up to 100 ms for company.
+             LedgerWriter ledger = new LedgerWriter(() -> pool.getConnection(), Duration.ofSeconds(60), Duration.ofMillis(100));
              // Fleet instances on the consumers' lease, so a killed process's instances expire as fast as its ranges;
              // every process competes for the manager, which runs its passes (janitor TTL sweeps included) every 2 s.
              Sluice sluice = Sluice.builder().dataSource(pool).schema(Ledger.SLUICE_SCHEMA).clientId(instance)

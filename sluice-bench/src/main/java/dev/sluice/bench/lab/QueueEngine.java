@@ -172,7 +172,9 @@ final class QueueEngine implements LabEngine {
         String callId = ctx.instance() + "-q" + CALLS.incrementAndGet();
         Instant started = Instant.now();
         LedgerWriter ledger = ctx.ledger();
-        ledger.append(CALL, ctx.instance(), callId, job.id(), tag, job.attempt(), job.claimToken(), "start", null, started, started);
+        // The end row carries the start time: a start row not yet written when the call ends is dropped.
+        LedgerWriter.Pending start = ledger.append(CALL, ctx.instance(), callId, job.id(), tag, job.attempt(),
+                job.claimToken(), "start", null, started, started);
         if (HANG.equals(plan) && job.attempt() == 1) {
             Thread.sleep(2 * ctx.leaseMs()); // past the lease: the worker's heartbeats must keep the claim
         }
@@ -181,6 +183,7 @@ final class QueueEngine implements LabEngine {
             case EXHAUST -> !revived(ctx.pool(), job.id());
             default -> false;
         };
+        start.cancel();
         if (fail) {
             ledger.write(CALL, ctx.instance(), callId, job.id(), tag, job.attempt(), job.claimToken(), "end", "failed", started,
                     Instant.now());

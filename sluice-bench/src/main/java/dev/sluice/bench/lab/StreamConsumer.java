@@ -85,8 +85,7 @@ final class StreamConsumer {
     private void end(LedgerWriter.Pending start, String group, long callNo, Message<String> m, String tag, Instant started,
                      String outcome) {
         start.cancel();
-        ledger.append(Ledger.HANDLER_CALL, group, instance, callNo, m.id(), tag, m.attempt(), started, Instant.now(), outcome)
-                .written.join();
+        ledger.write(Ledger.HANDLER_CALL, group, instance, callNo, m.id(), tag, m.attempt(), started, Instant.now(), outcome);
     }
 
     static String tagOf(String payload) {

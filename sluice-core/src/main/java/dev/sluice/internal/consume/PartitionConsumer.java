@@ -208,6 +208,9 @@ public final class PartitionConsumer<T> implements Consumption {
             stepWanted = false;
             nextStep = now + stepEveryNanos;
             BucketLeases.Step s = leases.step();
+            if (!s.lost().isEmpty()) {
+                ConsumerContext.log.debug("buckets lost: group={} buckets={}", ctx.g.groupName(), s.lost());
+            }
             for (int b : s.lost()) {
                 Bucket bk = owned.remove(b);
                 if (bk != null && bk.open != null) {
@@ -225,6 +228,7 @@ public final class PartitionConsumer<T> implements Consumption {
                     }
                     owned.put(b, new Bucket(b, p));
                 }
+                ConsumerContext.log.debug("buckets acquired: group={} positions={}", ctx.g.groupName(), pos);
                 claimFirst = true;
                 rowsQuietUntil = now;
             }
@@ -245,6 +249,7 @@ public final class PartitionConsumer<T> implements Consumption {
             runner.flush(); // store what empty windows moved, then let go
             leases.release(give);
             give.forEach(owned::remove);
+            ConsumerContext.log.debug("buckets given back: group={} buckets={}", ctx.g.groupName(), give);
         }
     }
 
