@@ -25,10 +25,13 @@ import org.postgresql.copy.CopyManager;
  * ack) waits for it; a start row does not wait, and a start row whose call ended before it was flushed is dropped
  * ({@link Pending#cancel}) because the end row carries the start time.
  *
- * <p>While nobody waits for a row ({@link #write}, {@link #await}), the flusher lingers up to its {@code linger} to
- * gather more rows into the transaction: a producer's attempt and result rows, which nobody waits for, then cost one
- * {@code COPY} per table for many messages instead of one per message (the ledger took a third of the server's
- * statement time in hour-long runs). A caller that starts waiting ends the linger within {@link #LINGER_STEP_NANOS}.
+ * <p>Rows nobody waits for linger up to the writer's {@code linger} to gather more rows into one transaction: a
+ * producer's attempt and result rows then cost one {@code COPY} per table for many messages instead of one per
+ * message (the ledger took a third of the server's statement time in hour-long runs). A row somebody waits for
+ * ({@link #write}, {@link #await}) is flushed at once, with every queued row of its own table (they cost no
+ * extra statement), while the rows of the other tables keep lingering: a handler's end row, written before its
+ * ack, no longer drags the producers' rows into a transaction of their own every few milliseconds. A waiter is
+ * seen within {@link #LINGER_STEP_NANOS}.
  *
  * <p>A flush that fails (a terminated backend, a restarting server) is retried on a new connection until it commits or
  * {@code giveUp} passes; a flush whose commit reply was lost may be written twice, so the checker counts calls and
@@ -68,6 +71,8 @@ final class LedgerWriter implements AutoCloseable {
         final Table table;
         final Object[] values;
         final CompletableFuture<Void> written = new CompletableFuture<>();
+        /** Somebody waits for this row: it is flushed at once, with the queued rows of its table. */
+        volatile boolean awaited;
         private final AtomicInteger state = new AtomicInteger(QUEUED);
 
         private Pending(Table table, Object[] values) {
@@ -96,7 +101,7 @@ final class LedgerWriter implements AutoCloseable {
     private final Connect connect;
     private final long giveUpNanos;
     private final long lingerNanos;
-    /** Callers blocked in {@link #await}: while any, the flusher does not linger. */
+    /** Callers blocked in {@link #await}: while any, the flusher looks for their rows. */
     private final AtomicInteger waiting = new AtomicInteger();
     private final BlockingQueue<Pending> queue = new ArrayBlockingQueue<>(CAPACITY);
     private final Thread flusher;
@@ -144,6 +149,7 @@ final class LedgerWriter implements AutoCloseable {
 
     /** Waits until the row committed (or the writer gave up: then throws); the flusher stops lingering meanwhile. */
     void await(Pending p) {
+        p.awaited = true;
         waiting.incrementAndGet();
         try {
             p.written.join();
@@ -153,44 +159,77 @@ final class LedgerWriter implements AutoCloseable {
     }
 
     private void flushLoop() {
-        List<Pending> batch = new ArrayList<>();
+        List<Pending> carried = new ArrayList<>(); // queued rows not written yet, oldest first
+        long oldest = 0; // when the oldest carried row was taken from the queue
         while (true) {
             try {
-                Pending first = queue.poll(50, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    if (closing && queue.isEmpty()) {
-                        return;
+                if (carried.isEmpty()) {
+                    Pending first = queue.poll(50, TimeUnit.MILLISECONDS);
+                    if (first == null) {
+                        if (closing && queue.isEmpty()) {
+                            return;
+                        }
+                        continue;
                     }
+                    carried.add(first);
+                    oldest = System.nanoTime();
+                }
+                queue.drainTo(carried, MAX_BATCH - carried.size());
+                carried.removeIf(p -> p.state.get() == Pending.CANCELLED);
+                if (carried.isEmpty()) {
                     continue;
                 }
-                batch.add(first);
-                queue.drainTo(batch, MAX_BATCH - 1);
-                linger(batch);
+                List<Pending> batch;
+                if (closing || carried.size() >= MAX_BATCH || System.nanoTime() - oldest >= lingerNanos) {
+                    batch = carried;
+                    carried = new ArrayList<>();
+                } else {
+                    batch = waitedTables(carried);
+                    if (batch.isEmpty()) {
+                        Pending p = queue.poll(LINGER_STEP_NANOS, TimeUnit.NANOSECONDS);
+                        if (p != null) {
+                            carried.add(p);
+                        }
+                        continue;
+                    }
+                    // What stays keeps the linger of the oldest row seen (a bound, never an extension).
+                }
                 batch.removeIf(p -> !p.take());
                 if (!batch.isEmpty()) {
                     flush(batch);
                 }
-                batch.clear();
             } catch (InterruptedException e) {
                 return;
             }
         }
     }
 
-    /** Adds what arrives within the linger, until a caller waits, the batch is full or the writer closes. */
-    private void linger(List<Pending> batch) throws InterruptedException {
-        long deadline = System.nanoTime() + lingerNanos;
-        while (batch.size() < MAX_BATCH && waiting.get() == 0 && !closing) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return;
-            }
-            Pending p = queue.poll(Math.min(left, LINGER_STEP_NANOS), TimeUnit.NANOSECONDS);
-            if (p != null) {
-                batch.add(p);
-                queue.drainTo(batch, MAX_BATCH - batch.size());
+    /**
+     * Takes out of {@code carried} the rows of every table that has a row somebody waits for (none while nobody
+     * waits); the rest stays, in order.
+     */
+    private List<Pending> waitedTables(List<Pending> carried) {
+        List<Pending> out = new ArrayList<>();
+        if (waiting.get() == 0) {
+            return out;
+        }
+        java.util.Set<Table> tables = new java.util.HashSet<>();
+        for (Pending p : carried) {
+            if (p.awaited) {
+                tables.add(p.table);
             }
         }
+        if (tables.isEmpty()) {
+            return out;
+        }
+        for (java.util.Iterator<Pending> it = carried.iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (tables.contains(p.table)) {
+                out.add(p);
+                it.remove();
+            }
+        }
+        return out;
     }
 
     private void flush(List<Pending> batch) throws InterruptedException {

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class LedgerWriterTest {
     private static final LedgerWriter.Table ROWS = LedgerWriter.table("ledger_writer_test", "label", "note");
+    private static final LedgerWriter.Table OTHER = LedgerWriter.table("ledger_writer_other", "label");
     private static DataSource ds;
 
     @BeforeAll
@@ -28,6 +29,7 @@ class LedgerWriterTest {
         ds = SharedServer.get().dataSource();
         exec("CREATE SCHEMA " + Ledger.SCHEMA);
         exec("CREATE TABLE " + Ledger.SCHEMA + ".ledger_writer_test (label text NOT NULL, note text)");
+        exec("CREATE TABLE " + Ledger.SCHEMA + ".ledger_writer_other (label text NOT NULL)");
     }
 
     @AfterAll
@@ -37,7 +39,7 @@ class LedgerWriterTest {
 
     @BeforeEach
     void empty() throws Exception {
-        exec("TRUNCATE " + Ledger.SCHEMA + ".ledger_writer_test");
+        exec("TRUNCATE " + Ledger.SCHEMA + ".ledger_writer_test, " + Ledger.SCHEMA + ".ledger_writer_other");
     }
 
     @Test
@@ -54,6 +56,32 @@ class LedgerWriterTest {
             assertThat(labelsByTransaction()).containsExactly("a,b,c");
             assertThat(note("b")).isEqualTo("tab\there");
             assertThat(note("c")).isNull();
+        }
+    }
+
+    @Test
+    void aWaiterTakesItsOwnTableAlongAndLeavesTheOthersLingering() throws Exception {
+        try (LedgerWriter w = new LedgerWriter(ds::getConnection, Duration.ofSeconds(30), Duration.ofSeconds(60))) {
+            w.append(OTHER, "producer row");
+            w.append(ROWS, "start", null);
+            w.write(ROWS, "end", null);
+            assertThat(labelsByTransaction()).as("the waited row's table, started row included").containsExactly("end,start");
+            assertThat(count("ledger_writer_other")).as("another table's row keeps lingering").isZero();
+            w.write(OTHER, "waited");
+            assertThat(count("ledger_writer_other")).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void rowsLeftLingeringAreWrittenWithinTheLinger() throws Exception {
+        try (LedgerWriter w = new LedgerWriter(ds::getConnection, Duration.ofSeconds(30), Duration.ofMillis(200))) {
+            w.append(OTHER, "lingering");
+            w.write(ROWS, "waited", null);
+            long start = System.nanoTime();
+            while (count("ledger_writer_other") == 0) {
+                assertThat((System.nanoTime() - start) / 1_000_000).as("written once its linger ran out").isLessThan(20_000);
+                Thread.sleep(20);
+            }
         }
     }
 
@@ -120,6 +148,14 @@ class LedgerWriterTest {
             out.addAll(List.of(t.split(",")));
         }
         return out;
+    }
+
+    private static long count(String table) throws Exception {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM " + Ledger.SCHEMA + "." + table)) {
+            rs.next();
+            return rs.getLong(1);
+        }
     }
 
     private static String note(String label) throws Exception {

@@ -38,10 +38,16 @@ import org.slf4j.LoggerFactory;
  * and reads, per member, what it holds, its fair share, the members and the claimable buckets — not one statement
  * per member, and none while the client has no member (the loop runs only while members exist). The heartbeat
  * also runs at once on a {@code shards} notification (a member released buckets, a group was repartitioned), on a
- * {@code fleet} one (a worker's target changed, and the fair share with it) and when a member joins or leaves; it calls a member's {@code onChange} when that member has to act.
+ * {@code fleet} one (a worker's target changed, and the fair share with it), when a member joins or leaves, and
+ * when another member's renewal is late, at the moment its bucket becomes claimable (a killed member's buckets are
+ * then taken over within the lease and the takeover grace, not up to a heartbeat later); it calls a member's
+ * {@code onChange} when that member has to act.
  */
 public final class ShardLeases implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ShardLeases.class);
+
+    /** How long after a late bucket becomes claimable the heartbeat looks (the server's clock ran on meanwhile). */
+    private static final long LATE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private final Db db;
     private final ShardSql sql;
@@ -137,9 +143,9 @@ public final class ShardLeases implements AutoCloseable {
         return beats.get();
     }
 
-    /** Runs one heartbeat in the caller's thread (tests). */
-    void beatOnce() {
-        beat();
+    /** Runs one heartbeat in the caller's thread (tests); returns the wait before the next one. */
+    long beatOnce() {
+        return beat();
     }
 
     // ------------------------------------------------------------------ the heartbeat
@@ -166,11 +172,17 @@ public final class ShardLeases implements AutoCloseable {
             }
             long sent = System.nanoTime();
             List<Object[]> rows = db.autoCommitReplayable("shard heartbeat", c -> Sql.list(c, sql.renew, rs -> new Object[] {
-                    rs.getObject(2, UUID.class), ints(rs.getArray(3)), rs.getInt(4), rs.getInt(5), rs.getInt(6)},
-                    Sql.array("int8", groups), Sql.array("uuid", tokens), leaseSeconds));
+                    rs.getObject(2, UUID.class), ints(rs.getArray(3)), rs.getInt(4), rs.getInt(5), rs.getInt(6),
+                    rs.getObject(7)}, Sql.array("int8", groups), Sql.array("uuid", tokens), leaseSeconds));
             beats.incrementAndGet();
+            long next = beatNanos;
             List<ShardMember> act = new ArrayList<>();
             for (Object[] r : rows) {
+                if (r[5] instanceof Number claimableIn) {
+                    // Another member's renewal is late: look again the moment its bucket can be taken over.
+                    long in = (long) (claimableIn.doubleValue() * 1e9) + LATE_MARGIN_NANOS;
+                    next = Math.min(next, Math.max(LATE_MARGIN_NANOS, in));
+                }
                 ShardMember m = byToken.remove((UUID) r[0]);
                 if (m != null && m.renewed((int[]) r[1], sent, sent + leaseNanos, (Integer) r[2], (Integer) r[3], (Integer) r[4])) {
                     act.add(m);
@@ -188,7 +200,7 @@ public final class ShardLeases implements AutoCloseable {
                     warn("the change callback of " + m + " failed: " + e);
                 }
             }
-            return beatNanos;
+            return next;
         }
     }
 

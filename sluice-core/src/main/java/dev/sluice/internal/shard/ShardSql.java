@@ -40,11 +40,18 @@ final class ShardSql {
      */
     static final double TAKEOVER_GRACE = 0.5;
     /**
+     * A bucket's renewal is late when its lease ends within this share of a lease: its owner renews every third of
+     * a lease, so a live owner's rows end more than two thirds of a lease from now. The heartbeat of the other
+     * members then runs again when such a bucket becomes claimable, not up to a heartbeat later.
+     */
+    static final double LATE_RENEWAL = 0.5;
+    /**
      * The shard heartbeat of one process: renews every row owned by one of the (group, token) pairs — expired ones
      * too, as long as the token still owns them — and returns per pair its group, token, the buckets it holds now
      * (int[], ascending), the fair share, the members and the buckets of the group that are claimable (unowned, or
-     * expired for at least the takeover grace and owned by none of the pairs). Parameters: lease seconds, group ids (int8[]), tokens (uuid[]) —
-     * the two arrays side by side.
+     * expired for at least the takeover grace and owned by none of the pairs), and in how many seconds the first
+     * bucket of another member whose renewal is late ({@link #LATE_RENEWAL}) becomes claimable (NULL: none is late).
+     * Parameters: lease seconds, group ids (int8[]), tokens (uuid[]) — the two arrays side by side.
      */
     final String renew;
     /**
@@ -122,7 +129,7 @@ final class ShardSql {
                     WHERE l.consumer_group_id = p.gid AND l.owner_token = p.token
                     RETURNING l.consumer_group_id AS gid, l.owner_token AS token, l.bucket),
                 grp AS (
-                    SELECT g.gid, %3$s AS fair, coalesce(w.live, 0) AS live, c.claimable
+                    SELECT g.gid, %3$s AS fair, coalesce(w.live, 0) AS live, c.claimable, c.next_claim
                     FROM (SELECT gid, array_agg(token) AS tokens FROM pairs GROUP BY gid) g
                     CROSS JOIN LATERAL (SELECT l.shard_count FROM %1$s l WHERE l.consumer_group_id = g.gid
                         ORDER BY l.bucket LIMIT 1) sc
@@ -131,14 +138,20 @@ final class ShardSql {
                         (SELECT count(*) FROM %1$s l WHERE l.consumer_group_id = g.gid AND l.lease_expires_at IS NULL)
                       + (SELECT count(*) FROM %1$s l WHERE l.consumer_group_id = g.gid
                             AND l.lease_expires_at <= now() - make_interval(secs => (SELECT secs FROM arg) * %5$s)
-                            AND l.owner_token <> ALL (g.tokens)) AS claimable) c)
+                            AND l.owner_token <> ALL (g.tokens)) AS claimable,
+                        (SELECT extract(epoch FROM min(l.lease_expires_at) - now())::float8
+                                + (SELECT secs FROM arg) * %5$s FROM %1$s l
+                         WHERE l.consumer_group_id = g.gid AND l.owner_token <> ALL (g.tokens)
+                           AND l.lease_expires_at < now() + make_interval(secs => (SELECT secs FROM arg) * %6$s)
+                           AND l.lease_expires_at > now() - make_interval(secs => (SELECT secs FROM arg) * %5$s))
+                          AS next_claim) c)
                 SELECT p.gid, p.token,
                        coalesce((SELECT array_agg(r.bucket ORDER BY r.bucket) FROM renewed r
                                  WHERE r.gid = p.gid AND r.token = p.token), '{}'::int[]),
-                       coalesce(g.fair, 0), coalesce(g.live, 0), coalesce(g.claimable, 0)::int
+                       coalesce(g.fair, 0), coalesce(g.live, 0), coalesce(g.claimable, 0)::int, g.next_claim
                 FROM pairs p LEFT JOIN grp g ON g.gid = p.gid
                 """.formatted(lease, instance, fairShare.formatted("sc.shard_count"),
-                membersOf.formatted(worker, instance, "g.gid"), TAKEOVER_GRACE);
+                membersOf.formatted(worker, instance, "g.gid"), TAKEOVER_GRACE, LATE_RENEWAL);
         this.release = """
                 WITH gone AS (
                     UPDATE %1$s SET owner_token = NULL, owner_instance_id = NULL, lease_expires_at = NULL, updated_at = now()

@@ -84,6 +84,39 @@ class ShardHeartbeatTest {
     }
 
     @Test
+    void aLateRenewalOfAnotherMemberBringsTheHeartbeatForwardToTheMomentItsBucketCanBeTaken(TestDatabase t) {
+        long gid = group(admin, "shard.late", "g");
+        declare(gid, 2);
+        String q = t.schema() + ".shard_lease";
+        UUID other = UUID.randomUUID(); // a member of another process, renewing (or not) by itself
+        t.execute("UPDATE " + q + " SET owner_token = '" + other + "', lease_expires_at = now() + interval '25 s'"
+                + " WHERE consumer_group_id = " + gid);
+        dev.sluice.internal.runtime.ClientRuntime runtime = new dev.sluice.internal.runtime.ClientRuntime("late", 1, 1);
+        // A 30 s lease: a heartbeat every 10 s, a takeover 15 s after the lease ran out.
+        try (ShardLeases leases = new ShardLeases(db, t.schema(), Duration.ofSeconds(30), runtime, null)) {
+            ShardMember m = leases.join(gid, 2, () -> 0, () -> { });
+            long beat = leases.heartbeatInterval().toNanos();
+            assertThat(leases.beatOnce()).as("the other member renews on time").isEqualTo(beat);
+
+            // Its lease ran out 14 s ago: one of its buckets can be taken in about a second, not at the next beat.
+            t.execute("UPDATE " + q + " SET lease_expires_at = now() - interval '14 s' WHERE consumer_group_id = " + gid
+                    + " AND bucket = 1");
+            long next = leases.beatOnce();
+            assertThat(next).isBetween(Duration.ofMillis(500).toNanos(), Duration.ofMillis(1_100).toNanos());
+            assertThat(m.held()).isEmpty();
+
+            // Past the grace the bucket is claimable (counted by the heartbeat), so nothing is late any more.
+            t.execute("UPDATE " + q + " SET lease_expires_at = now() - interval '16 s' WHERE consumer_group_id = " + gid
+                    + " AND bucket = 1");
+            assertThat(leases.beatOnce()).isEqualTo(beat);
+            m.step();
+            assertThat(m.held()).containsExactly(1);
+        } finally {
+            runtime.close();
+        }
+    }
+
+    @Test
     void theRenewalAndTheClaimUseTheIndexesNotAScanOfTheTable(TestDatabase t) throws SQLException {
         // A table of some size: 8 groups of 1,024 buckets, a few of them owned.
         List<Long> groups = new ArrayList<>();
