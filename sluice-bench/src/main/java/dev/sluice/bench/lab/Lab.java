@@ -39,7 +39,8 @@ public final class Lab {
                          Map<String, Double> redeliverySeconds, Map<String, Double> instanceTakeoverSeconds,
                          long maintenancePasses, double drainSeconds, String reason, Path workDir,
                          Map<String, LabEngine.Section> sections, long partitionsDropped, double checkSeconds,
-                         Map<String, Integer> workerExits, List<Map<String, Object>> serverStatements) {
+                         Map<String, Integer> workerExits, List<Map<String, Object>> serverStatements,
+                         Map<String, Double> redeliveryFromKillSeconds, long killsLeavingNoConsumer) {
 
         /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
         public Map<String, Object> summary(LabOptions o) {
@@ -97,12 +98,14 @@ public final class Lab {
             processes.stopConsumers();
             LabChecker.Check check;
             List<LabTimeline.Redelivery> redeliveries;
+            long killsLeavingNoConsumer;
             long maintenancePasses;
             long partitionsDropped;
             long checkStart = System.nanoTime();
             try (Connection c = connect("sluice-lab-checker")) {
                 check = LabChecker.check(c, streamId);
                 redeliveries = LabTimeline.redeliveries(c);
+                killsLeavingNoConsumer = LabTimeline.killsLeavingNoConsumer(c);
                 maintenancePasses = LabChecker.maintenancePasses(c);
                 partitionsDropped = LabChecker.partitionsDropped(c);
                 for (LabEngine e : engines) {
@@ -115,7 +118,7 @@ public final class Lab {
             }
             progress.accept("lab: checked " + check.produced() + " messages in " + checkSeconds + " s");
             result = verdict(check, redeliveries, instanceWatch.results(), maintenancePasses, drained, drainSeconds,
-                    partitionsDropped, checkSeconds);
+                    partitionsDropped, checkSeconds, killsLeavingNoConsumer);
             return result;
         } finally {
             if (instanceWatch != null) {
@@ -202,23 +205,25 @@ public final class Lab {
 
     private Result verdict(LabChecker.Check check, List<LabTimeline.Redelivery> redeliveries,
                            Map<String, Double> takeovers, long maintenancePasses, boolean drained, double drainSeconds,
-                           long partitionsDropped, double checkSeconds) {
+                           long partitionsDropped, double checkSeconds, long killsLeavingNoConsumer) {
         double bound = redeliveryBoundSeconds(o);
+        // The bound applies to the time another consumer process was running its groups (LabTimeline.covered).
         List<LabTimeline.Redelivery> late = redeliveries.stream()
-                .filter(r -> r.redeliverySeconds() != null && r.redeliverySeconds() > bound).toList();
-        List<LabTimeline.Redelivery> slowest = redeliveries.stream().filter(r -> r.redeliverySeconds() != null)
-                .sorted(java.util.Comparator.comparingDouble(LabTimeline.Redelivery::redeliverySeconds).reversed())
+                .filter(r -> r.coveredSeconds() != null && r.coveredSeconds() > bound).toList();
+        List<LabTimeline.Redelivery> slowest = redeliveries.stream().filter(r -> r.coveredSeconds() != null)
+                .sorted(java.util.Comparator.comparingDouble(LabTimeline.Redelivery::coveredSeconds).reversed())
                 .limit(late.isEmpty() ? 3 : late.size()).toList();
         for (LabTimeline.Redelivery r : slowest) {
             progress.accept(String.format(java.util.Locale.ROOT, "lab: %s redelivery after the kill of %s: group %s,"
-                    + " message %d (attempt %d, held %.1f s before the kill) started again after %.1f s by %s",
-                    r.redeliverySeconds() > bound ? "LATE" : "slowest", r.kill(), r.group(), r.messageId(), r.attempt(), r.heldSeconds(),
-                    r.redeliverySeconds(), r.redeliveredBy()));
+                    + " message %d (attempt %d, held %.1f s before the kill) started again after %.1f s by %s"
+                    + " (%.1f s of them with another consumer running)",
+                    r.coveredSeconds() > bound ? "LATE" : "slowest", r.kill(), r.group(), r.messageId(), r.attempt(), r.heldSeconds(),
+                    r.redeliverySeconds(), r.redeliveredBy(), r.coveredSeconds()));
         }
         String lateReason = late.isEmpty() ? null : late.size() + " message(s) held by a killed consumer were redelivered"
-                + " later than the lease + 5 s (" + bound + " s); the worst after "
+                + " later than the lease + 5 s (" + bound + " s) of another consumer running; the worst after "
                 + String.format(java.util.Locale.ROOT, "%.1f s", late.stream()
-                        .mapToDouble(LabTimeline.Redelivery::redeliverySeconds).max().orElse(0));
+                        .mapToDouble(LabTimeline.Redelivery::coveredSeconds).max().orElse(0));
         long lateTakeovers = takeovers.values().stream().filter(s -> s < 0 || s > bound).count();
         if (lateTakeovers > 0) {
             String instances = lateTakeovers + " killed process(es) kept live fleet instances (or the manager) longer than"
@@ -234,9 +239,9 @@ public final class Lab {
             reason = "fail".equals(verdict) ? reason + "; " + engineFailures : engineFailures;
             verdict = "fail";
         }
-        return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries), takeovers, maintenancePasses,
+        return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries, true), takeovers, maintenancePasses,
                 drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, processes.exits(),
-                serverStatements);
+                serverStatements, LabTimeline.redeliverySeconds(redeliveries, false), killsLeavingNoConsumer);
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */

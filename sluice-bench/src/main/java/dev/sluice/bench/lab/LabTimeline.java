@@ -53,7 +53,8 @@ final class LabTimeline {
     /** Each killed instance's unfinished calls, and the next call of that message by anyone, if it began after the kill. */
     private static final String REDELIVERIES = """
         SELECT f.detail, s.group_name, s.message_id, s.attempt, extract(epoch FROM (f.at - s.started_at)),
-               extract(epoch FROM (r.started_at - f.at)), r.instance || ' attempt ' || r.attempt
+               extract(epoch FROM (r.started_at - f.at)), r.instance || ' attempt ' || r.attempt,
+               extract(epoch FROM f.at), extract(epoch FROM r.started_at)
         FROM sluice_lab.fault f
         JOIN sluice_lab.calls s ON s.instance = f.detail AND s.ended_at IS NULL AND s.started_at <= f.at
         LEFT JOIN LATERAL (SELECT x.started_at, x.instance, x.attempt FROM sluice_lab.calls x
@@ -61,6 +62,18 @@ final class LabTimeline {
                            ORDER BY x.started_at LIMIT 1) r ON true
         WHERE f.kind = 'kill' AND (r.started_at IS NULL OR r.started_at > f.at)
         ORDER BY f.id, s.started_at""";
+
+    /**
+     * Each consumer process's running span: from its stream groups' start to its kill, or (not killed: it ended on its
+     * own or was stopped after the drain) to the last instant it recorded a handler call.
+     */
+    private static final String RUNNING = """
+        WITH kills AS (SELECT detail AS instance, min(at) AS at FROM sluice_lab.fault WHERE kind = 'kill' GROUP BY detail),
+        lasts AS (SELECT instance, max(coalesce(ended_at, started_at)) AS at FROM sluice_lab.calls GROUP BY instance)
+        SELECT r.instance, extract(epoch FROM min(r.at)), extract(epoch FROM coalesce(min(k.at), min(l.at), min(r.at)))
+        FROM sluice_lab.consumer_ready r
+        LEFT JOIN kills k ON k.instance = r.instance LEFT JOIN lasts l ON l.instance = r.instance
+        GROUP BY r.instance""";
 
     private LabTimeline() {
     }
@@ -98,36 +111,105 @@ final class LabTimeline {
      * @param heldSeconds       how long before the kill the killed instance had started it
      * @param redeliverySeconds seconds from the kill to the next start of the message (null: none after the kill)
      * @param redeliveredBy     the instance that started it next, and with which attempt
+     * @param coveredSeconds    of {@code redeliverySeconds}, the seconds during which another consumer process ran its
+     *                          stream groups (null with it): what the redelivery bound applies to
      */
     public record Redelivery(String kill, String group, long messageId, int attempt, double heldSeconds,
-                             Double redeliverySeconds, String redeliveredBy) {
+                             Double redeliverySeconds, String redeliveredBy, Double coveredSeconds) {
+    }
+
+    /** A consumer process's running span in epoch seconds (see {@link #RUNNING}). */
+    record Running(String instance, double from, double to) {
     }
 
     /**
      * Every message each SIGKILLed consumer had started but not finished (no end, and no other call of it started
      * between that start and the kill — else the killed instance no longer held it), with the time from the kill to
-     * its next start by any instance.
+     * its next start by any instance, and how much of that time another consumer process was running its groups.
      */
     static List<Redelivery> redeliveries(Connection c) throws SQLException {
+        List<Running> running = running(c);
         List<Redelivery> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(REDELIVERIES); ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 double v = rs.getDouble(6);
-                out.add(new Redelivery(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getInt(4), rs.getDouble(5),
-                        rs.wasNull() ? null : v, rs.getString(7)));
+                boolean none = rs.wasNull();
+                String kill = rs.getString(1);
+                Double covered = none ? null : covered(rs.getDouble(8), rs.getDouble(9), kill, running);
+                out.add(new Redelivery(kill, rs.getString(2), rs.getLong(3), rs.getInt(4), rs.getDouble(5),
+                        none ? null : v, rs.getString(7), covered));
+            }
+        }
+        return out;
+    }
+
+    static List<Running> running(Connection c) throws SQLException {
+        List<Running> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(RUNNING); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(new Running(rs.getString(1), rs.getDouble(2), rs.getDouble(3)));
             }
         }
         return out;
     }
 
     /**
-     * For each SIGKILL: the longest time from the kill to the redelivery of a message the killed instance held (see
+     * The seconds of {@code [from, to]} during which at least one consumer process other than {@code victim} was
+     * running its stream groups (the union of their spans, clipped). The lab kills a consumer every few seconds and a
+     * replacement starts its groups many seconds after its launch on a loaded machine, so at times the victim was the
+     * only consumer running: nobody could take its work over until a replacement ran, and that wait is the lab's, not
+     * the takeover's.
+     */
+    static double covered(double from, double to, String victim, List<Running> running) {
+        List<double[]> spans = new ArrayList<>();
+        for (Running r : running) {
+            double a = Math.max(from, r.from());
+            double b = Math.min(to, r.to());
+            if (!r.instance().equals(victim) && b > a) {
+                spans.add(new double[] {a, b});
+            }
+        }
+        spans.sort(java.util.Comparator.comparingDouble(x -> x[0]));
+        double total = 0;
+        double end = from;
+        for (double[] s : spans) {
+            double a = Math.max(s[0], end);
+            if (s[1] > a) {
+                total += s[1] - a;
+                end = s[1];
+            }
+        }
+        return total;
+    }
+
+    /** How many of the kills came while no other consumer process was running its stream groups. */
+    static long killsLeavingNoConsumer(Connection c) throws SQLException {
+        List<Running> running = running(c);
+        long n = 0;
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT detail, extract(epoch FROM at) FROM sluice_lab.fault WHERE kind = 'kill'"); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                String victim = rs.getString(1);
+                double at = rs.getDouble(2);
+                boolean other = running.stream().anyMatch(r -> !r.instance().equals(victim) && r.from() <= at && r.to() > at);
+                if (!other) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    /**
+     * For each SIGKILL: the longest time from the kill to the redelivery of a message the killed instance held, counted
+     * while another consumer process ran its groups ({@code covered}) or from the kill ({@code !covered}; see
      * {@link #redeliveries}); null when it held nothing that was delivered again.
      */
-    static Map<String, Double> redeliverySeconds(List<Redelivery> redeliveries) {
+    static Map<String, Double> redeliverySeconds(List<Redelivery> redeliveries, boolean covered) {
         Map<String, Double> out = new LinkedHashMap<>();
         for (Redelivery r : redeliveries) {
-            out.merge(r.kill(), r.redeliverySeconds() == null ? Double.NEGATIVE_INFINITY : r.redeliverySeconds(), Math::max);
+            Double s = covered ? r.coveredSeconds() : r.redeliverySeconds();
+            out.merge(r.kill(), s == null ? Double.NEGATIVE_INFINITY : s, Math::max);
         }
         out.replaceAll((k, v) -> v == Double.NEGATIVE_INFINITY ? null : v);
         return out;

@@ -102,6 +102,13 @@ public final class LabWorker {
                                 long leaseMs) throws InterruptedException {
         List<Consumption> running = new StreamConsumer(instance, ledger, failureRate, hangRate, leaseMs).start(sluice);
         started(instance, "stream groups");
+        // The redelivery bound counts from here on (see LabTimeline): a consumer still starting takes nothing over.
+        try {
+            ledger.write(Ledger.CONSUMER_READY, instance, java.time.Instant.now());
+        } catch (RuntimeException e) {
+            // The ledger gave up (the server was away for a minute): the run goes on, this process counts as not running.
+            System.err.println(java.time.LocalTime.now() + " lab " + instance + ": ready row not written: " + e);
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> running.forEach(Consumption::close)));
         Thread.currentThread().join();
     }

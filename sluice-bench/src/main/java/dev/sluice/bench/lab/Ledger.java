@@ -28,6 +28,11 @@ final class Ledger {
     /** A handler call's start (ended_at and outcome null) or end row. */
     static final LedgerWriter.Table HANDLER_CALL = LedgerWriter.table("handler_call", "group_name", "instance", "call_no",
             "message_id", "tag", "attempt", "started_at", "ended_at", "outcome");
+    /**
+     * The instant a consumer process's stream groups were running (durable before it handles anything): from then
+     * until its kill it could take over what a killed consumer held.
+     */
+    static final LedgerWriter.Table CONSUMER_READY = LedgerWriter.table("consumer_ready", "instance", "at");
 
     private Ledger() {
     }
@@ -64,6 +69,10 @@ final class Ledger {
                 started_at  timestamptz NOT NULL,
                 ended_at    timestamptz,
                 outcome     text CHECK (outcome IN ('success', 'failed', 'terminal'))
+            );
+            CREATE TABLE sluice_lab.consumer_ready (
+                instance  text NOT NULL,
+                at        timestamptz NOT NULL
             );
             CREATE TABLE sluice_lab.fault (
                 id      bigserial PRIMARY KEY,

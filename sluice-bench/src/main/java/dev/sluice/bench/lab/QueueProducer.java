@@ -61,63 +61,40 @@ final class QueueProducer implements AutoCloseable {
 
     // ------------------------------------------------------------------ enqueue
 
+    /**
+     * Paces the enqueues in ticks of {@link #TICK_NANOS}: each tick plans the jobs the rate owes, queues their attempt
+     * rows together, and hands each job to an enqueue thread that waits for its row before the call. The rows of one
+     * tick share one ledger flush (a waited row takes its table's queued rows along), where a row per job used to be a
+     * flush per job.
+     */
     private void enqueueLoop() {
         long start = System.nanoTime();
         long end = start + TimeUnit.MILLISECONDS.toNanos(ctx.durationMs());
-        long next = start;
         long n = 0;
-        String repeatKey = null;
-        int repeats = 0;
+        Repeat repeat = new Repeat();
         while (!stopping && System.nanoTime() < end) {
-            next += 1_000_000_000L / ctx.jobRate();
-            long sleep = next - System.nanoTime();
             try {
-                if (sleep > 0) {
-                    TimeUnit.NANOSECONDS.sleep(sleep);
+                long owed = Math.min(end, System.nanoTime()) - start;
+                long due = owed * ctx.jobRate() / 1_000_000_000L + 1; // the first job at once, as before
+                List<Planned> tick = new ArrayList<>();
+                while (n < due) {
+                    n++;
+                    tick.add(plan(ctx.instance() + "-j" + n, repeat));
                 }
-                n++;
-                String tag = ctx.instance() + "-j" + n;
-                String plan = plan();
-                int priority = switch (random.nextInt(6)) {
-                    case 0 -> -2;
-                    case 1 -> 1;
-                    case 2 -> 5;
-                    default -> 0;
-                };
-                long delayMs = random.nextInt(5) == 0 ? random.nextInt(2001) : 0;
-                String key = null;
-                boolean wait = false;
-                double r = random.nextDouble();
-                if (repeats > 0) {
-                    // A repeat of a key whose job was just enqueued with a delay: deduplicated (the live job's id).
-                    key = repeatKey;
-                    repeats--;
-                } else if (r < 0.08) {
-                    key = "u-" + tag;
-                    repeatKey = key;
-                    repeats = 1 + random.nextInt(2);
-                    delayMs = 1000 + random.nextInt(1001);
-                    if (usedKeys.size() < 1000) {
-                        usedKeys.add(key);
-                    }
-                } else if (r < 0.10 && !usedKeys.isEmpty()) {
-                    key = usedKeys.get(random.nextInt(usedKeys.size())); // free again once its job ended: a new job
-                } else if (r < 0.11) {
-                    key = "bad\u0001key"; // invalid: rejected before any round trip, nothing written
-                } else if (r < 0.16 && (OK.equals(plan) || QueueEngine.TERMINAL.equals(plan))
-                        && waiters.getQueue().size() < 50) {
-                    wait = true;
+                for (Planned job : tick) {
+                    // Durable before the call (the enqueue thread waits for it): a job in Sluice's tables always has
+                    // its ledger row.
+                    LedgerWriter.Pending attempt = ctx.ledger().append(QueueEngine.ENQUEUE, job.tag, ctx.instance(), job.plan,
+                            job.priority, job.delayMs, job.key, job.awaited, "attempt", null, null, job.started, null);
+                    enqueues.execute(() -> {
+                        try {
+                            enqueue(job, attempt);
+                        } catch (RuntimeException e) {
+                            log("enqueue", e);
+                        }
+                    });
                 }
-                String k = key;
-                boolean w = wait;
-                long d = delayMs;
-                enqueues.execute(() -> {
-                    try {
-                        enqueue(tag, plan, priority, d, k, w);
-                    } catch (RuntimeException e) {
-                        log("enqueue", e);
-                    }
-                });
+                TimeUnit.NANOSECONDS.sleep(TICK_NANOS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -125,6 +102,53 @@ final class QueueProducer implements AutoCloseable {
                 log("enqueue loop", e);
             }
         }
+    }
+
+    /** How often the pacer plans the jobs owed (25 jobs/s: 2-3 a tick). */
+    private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /** A job planned by the pacer. */
+    private record Planned(String tag, String plan, int priority, long delayMs, String key, boolean awaited, Instant started) {
+    }
+
+    /** The key of a job enqueued with a delay, repeated by the next few jobs (deduplicated while it lives). */
+    private static final class Repeat {
+        String key;
+        int left;
+    }
+
+    private Planned plan(String tag, Repeat repeat) {
+        String plan = plan();
+        int priority = switch (random.nextInt(6)) {
+            case 0 -> -2;
+            case 1 -> 1;
+            case 2 -> 5;
+            default -> 0;
+        };
+        long delayMs = random.nextInt(5) == 0 ? random.nextInt(2001) : 0;
+        String key = null;
+        boolean wait = false;
+        double r = random.nextDouble();
+        if (repeat.left > 0) {
+            // A repeat of a key whose job was just enqueued with a delay: deduplicated (the live job's id).
+            key = repeat.key;
+            repeat.left--;
+        } else if (r < 0.08) {
+            key = "u-" + tag;
+            repeat.key = key;
+            repeat.left = 1 + random.nextInt(2);
+            delayMs = 1000 + random.nextInt(1001);
+            if (usedKeys.size() < 1000) {
+                usedKeys.add(key);
+            }
+        } else if (r < 0.10 && !usedKeys.isEmpty()) {
+            key = usedKeys.get(random.nextInt(usedKeys.size())); // free again once its job ended: a new job
+        } else if (r < 0.11) {
+            key = "bad\u0001key"; // invalid: rejected before any round trip, nothing written
+        } else if (r < 0.16 && (OK.equals(plan) || QueueEngine.TERMINAL.equals(plan)) && waiters.getQueue().size() < 50) {
+            wait = true;
+        }
+        return new Planned(tag, plan, priority, delayMs, key, wait, Instant.now());
     }
 
     private static final String OK = QueueEngine.OK;
@@ -148,17 +172,15 @@ final class QueueProducer implements AutoCloseable {
         return OK;
     }
 
-    private void enqueue(String tag, String plan, int priority, long delayMs, String key, boolean wait) {
-        Instant started = Instant.now();
+    private void enqueue(Planned job, LedgerWriter.Pending attempt) {
         LedgerWriter ledger = ctx.ledger();
-        // Durable before the call: a job in Sluice's tables always has its ledger row.
-        ledger.write(QueueEngine.ENQUEUE, tag, ctx.instance(), plan, priority, delayMs, key, wait, "attempt", null, null, started,
-                null);
+        ledger.await(attempt); // throws when the row could not be written: then nothing is enqueued
         String outcome;
         Long id = null;
         String error = null;
         try {
-            id = queue.enqueue(payload(tag, plan), QueueEngine.enqueueOptions(tag, plan, priority, delayMs, key));
+            id = queue.enqueue(payload(job.tag, job.plan),
+                    QueueEngine.enqueueOptions(job.tag, job.plan, job.priority, job.delayMs, job.key));
             outcome = "ok";
         } catch (SluiceException e) {
             outcome = unknown(e) ? "unknown" : "rejected";
@@ -167,11 +189,11 @@ final class QueueProducer implements AutoCloseable {
             outcome = "unknown";
             error = LabOptions.clean(String.valueOf(e));
         }
-        ledger.append(QueueEngine.ENQUEUE, tag, ctx.instance(), plan, priority, delayMs, key, wait, outcome, id, error, started,
-                Instant.now());
-        if (wait && id != null) {
-            long job = id;
-            waiters.submit(() -> await(tag, job));
+        ledger.append(QueueEngine.ENQUEUE, job.tag, ctx.instance(), job.plan, job.priority, job.delayMs, job.key, job.awaited,
+                outcome, id, error, job.started, Instant.now());
+        if (job.awaited && id != null) {
+            long jobId = id;
+            waiters.submit(() -> await(job.tag, jobId));
         }
     }
 

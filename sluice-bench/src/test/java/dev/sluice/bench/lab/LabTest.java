@@ -64,6 +64,7 @@ class LabTest {
         assertThat(r.serverStatements()).isNotEmpty().hasSizeLessThanOrEqualTo(ServerStatements.TOP)
                 .allSatisfy(st -> assertThat((Long) st.get("calls")).isPositive());
         assertThat(r.serverStatements()).extracting(st -> (Double) st.get("total_s")).isSortedAccordingTo(java.util.Comparator.reverseOrder());
+        assertThat(r.summary(LabOptions.smoke())).containsKeys("redelivery_from_kill_max_s", "kills_leaving_no_consumer");
         for (Double seconds : r.redeliverySeconds().values()) {
             if (seconds != null) {
                 assertThat(seconds).as("redelivery after a kill").isLessThan(LabOptions.smoke().leaseTimeout().toSeconds() + 5.0);
@@ -91,6 +92,8 @@ class LabTest {
         long streamId;
         try (Connection c = DriverManager.getConnection(pg.jdbcUrl())) {
             streamId = scalar(c, "SELECT id FROM sluice_lab_data.stream_config WHERE name = 'lab.events'");
+            // Every consumer process said when its stream groups ran (the redelivery bound counts from then).
+            assertThat(scalar(c, "SELECT count(DISTINCT instance) FROM sluice_lab.consumer_ready")).isEqualTo(quiet.consumers());
             assertThat(Lab.failure(LabChecker.check(c, streamId))).isNull();
 
             // 1. One delivered ledger row goes missing: that message is in no bucket.
@@ -165,6 +168,34 @@ class LabTest {
                 s.execute("BEGIN");
                 s.execute("UPDATE sluice_lab.handler_call SET tag = 'sabotage-x' WHERE message_id = " + victim);
                 assertThat(LabChecker.check(c, streamId).unexpected()).isPositive();
+                s.execute("ROLLBACK");
+            }
+
+            // 6. A killed consumer held a message, which started again 20 s after the kill: late while another consumer
+            // ran its groups the whole time; 5 s of it (within the bound) when the only other one ran 15 s after.
+            try (Statement s = c.createStatement()) {
+                s.execute("BEGIN");
+                s.execute("INSERT INTO sluice_lab.fault (kind, detail, at) VALUES ('kill', 'sabotage-k', now() + interval '1 h')");
+                s.execute("INSERT INTO sluice_lab.handler_call (group_name, instance, call_no, message_id, tag, attempt, started_at,"
+                        + " ended_at, outcome) VALUES"
+                        + " ('parallel', 'sabotage-k', 1, " + victim + ", NULL, 7, now() + interval '1 h' - interval '1 s', NULL, NULL),"
+                        + " ('parallel', 'sabotage-r', 1, " + victim + ", NULL, 8, now() + interval '1 h 20 s', NULL, NULL)");
+                s.execute("INSERT INTO sluice_lab.consumer_ready (instance, at) VALUES ('sabotage-r', now() + interval '1 h 15 s'),"
+                        + " ('sabotage-k', now())");
+                LabChecker.check(c, streamId);
+                LabTimeline.Redelivery late = LabTimeline.redeliveries(c).stream()
+                        .filter(x -> x.kill().equals("sabotage-k")).findFirst().orElseThrow();
+                assertThat(late.redeliverySeconds()).isCloseTo(20.0, org.assertj.core.data.Offset.offset(0.01));
+                assertThat(late.coveredSeconds()).isCloseTo(5.0, org.assertj.core.data.Offset.offset(0.01));
+                assertThat(LabTimeline.killsLeavingNoConsumer(c)).isPositive();
+                s.execute("INSERT INTO sluice_lab.consumer_ready (instance, at) VALUES ('sabotage-o', now())");
+                s.execute("INSERT INTO sluice_lab.handler_call (group_name, instance, call_no, message_id, tag, attempt, started_at,"
+                        + " ended_at, outcome) VALUES ('routed', 'sabotage-o', 1, " + victim + ", NULL, 1,"
+                        + " now() + interval '1 h 30 s', now() + interval '1 h 31 s', 'success')");
+                LabChecker.check(c, streamId);
+                late = LabTimeline.redeliveries(c).stream().filter(x -> x.kill().equals("sabotage-k")).findFirst().orElseThrow();
+                assertThat(late.coveredSeconds()).isCloseTo(20.0, org.assertj.core.data.Offset.offset(0.01));
+                assertThat(late.coveredSeconds()).isGreaterThan(Lab.redeliveryBoundSeconds(quiet));
                 s.execute("ROLLBACK");
             }
         }
