@@ -307,7 +307,7 @@ public final class Engine implements AutoCloseable {
      * client is closed the part is closed at once and {@link ErrorCode#CLIENT_CLOSED} is thrown.
      */
     public void track(AutoCloseable part) {
-        tracker.track(describe(part), part);
+        tracker.track(part);
         competeForManager();
     }
 
@@ -329,17 +329,9 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    /** The part's own description, or its class name when it has none. */
-    private static String describe(Object part) {
-        String s = part.toString();
-        return s.startsWith(part.getClass().getName() + "@") ? part.getClass().getSimpleName() : s;
-    }
-
     /** A part closed itself: the client no longer holds it. */
     public void untrack(AutoCloseable part) {
-        if (part != null) {
-            tracker.untrack(part);
-        }
+        tracker.untrack(part);
     }
 
     /** How many started parts the client holds. */

@@ -104,8 +104,9 @@ public final class Lab {
             long checkStart = System.nanoTime();
             try (Connection c = connect("sluice-lab-checker")) {
                 check = LabChecker.check(c, streamId);
-                redeliveries = LabTimeline.redeliveries(c);
-                killsLeavingNoConsumer = LabTimeline.killsLeavingNoConsumer(c);
+                List<LabTimeline.Running> running = LabTimeline.running(c);
+                redeliveries = LabTimeline.redeliveries(c, running);
+                killsLeavingNoConsumer = LabTimeline.killsLeavingNoConsumer(c, running);
                 maintenancePasses = LabChecker.maintenancePasses(c);
                 partitionsDropped = LabChecker.partitionsDropped(c);
                 for (LabEngine e : engines) {
@@ -239,9 +240,9 @@ public final class Lab {
             reason = "fail".equals(verdict) ? reason + "; " + engineFailures : engineFailures;
             verdict = "fail";
         }
-        return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries, true), takeovers, maintenancePasses,
+        return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries, LabTimeline.Redelivery::coveredSeconds), takeovers, maintenancePasses,
                 drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, processes.exits(),
-                serverStatements, LabTimeline.redeliverySeconds(redeliveries, false), killsLeavingNoConsumer);
+                serverStatements, LabTimeline.redeliverySeconds(redeliveries, LabTimeline.Redelivery::redeliverySeconds), killsLeavingNoConsumer);
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */

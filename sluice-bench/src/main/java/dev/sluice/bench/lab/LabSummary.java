@@ -51,7 +51,7 @@ final class LabSummary {
         // The figures above count the wait while another consumer process ran its groups (the bound applies to that);
         // from the kill itself, the worst was this, and this many kills left no other consumer running.
         m.put("redelivery_from_kill_max_s", r.redeliveryFromKillSeconds().values().stream().filter(v -> v != null)
-                .mapToDouble(Double::doubleValue).max().stream().boxed().findFirst().orElse(null));
+                .max(Double::compare).orElse(null));
         m.put("kills_leaving_no_consumer", r.killsLeavingNoConsumer());
         // From a kill until none of the process's fleet instances is live and another process holds the manager.
         Map<String, Double> takeovers = r.instanceTakeoverSeconds();

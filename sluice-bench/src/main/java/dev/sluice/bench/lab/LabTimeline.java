@@ -120,6 +120,10 @@ final class LabTimeline {
 
     /** A consumer process's running span in epoch seconds (see {@link #RUNNING}). */
     record Running(String instance, double from, double to) {
+        /** Whether this process, not the victim, was running at {@code at}. */
+        boolean coversFor(String victim, double at) {
+            return !instance.equals(victim) && from <= at && at < to;
+        }
     }
 
     /**
@@ -127,8 +131,7 @@ final class LabTimeline {
      * between that start and the kill — else the killed instance no longer held it), with the time from the kill to
      * its next start by any instance, and how much of that time another consumer process was running its groups.
      */
-    static List<Redelivery> redeliveries(Connection c) throws SQLException {
-        List<Running> running = running(c);
+    static List<Redelivery> redeliveries(Connection c, List<Running> running) throws SQLException {
         List<Redelivery> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(REDELIVERIES); ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
@@ -183,16 +186,14 @@ final class LabTimeline {
     }
 
     /** How many of the kills came while no other consumer process was running its stream groups. */
-    static long killsLeavingNoConsumer(Connection c) throws SQLException {
-        List<Running> running = running(c);
+    static long killsLeavingNoConsumer(Connection c, List<Running> running) throws SQLException {
         long n = 0;
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT detail, extract(epoch FROM at) FROM sluice_lab.fault WHERE kind = 'kill'"); ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 String victim = rs.getString(1);
                 double at = rs.getDouble(2);
-                boolean other = running.stream().anyMatch(r -> !r.instance().equals(victim) && r.from() <= at && r.to() > at);
-                if (!other) {
+                if (running.stream().noneMatch(r -> r.coversFor(victim, at))) {
                     n++;
                 }
             }
@@ -201,14 +202,15 @@ final class LabTimeline {
     }
 
     /**
-     * For each SIGKILL: the longest time from the kill to the redelivery of a message the killed instance held, counted
-     * while another consumer process ran its groups ({@code covered}) or from the kill ({@code !covered}; see
+     * For each SIGKILL: the longest wait, by {@code seconds} ({@link Redelivery#coveredSeconds} or
+     * {@link Redelivery#redeliverySeconds}), until the redelivery of a message the killed instance held (see
      * {@link #redeliveries}); null when it held nothing that was delivered again.
      */
-    static Map<String, Double> redeliverySeconds(List<Redelivery> redeliveries, boolean covered) {
+    static Map<String, Double> redeliverySeconds(List<Redelivery> redeliveries,
+                                                 java.util.function.Function<Redelivery, Double> seconds) {
         Map<String, Double> out = new LinkedHashMap<>();
         for (Redelivery r : redeliveries) {
-            Double s = covered ? r.coveredSeconds() : r.redeliverySeconds();
+            Double s = seconds.apply(r);
             out.merge(r.kill(), s == null ? Double.NEGATIVE_INFINITY : s, Math::max);
         }
         out.replaceAll((k, v) -> v == Double.NEGATIVE_INFINITY ? null : v);

@@ -42,6 +42,9 @@ final class QueueProducer implements AutoCloseable {
     private volatile boolean stopping;
     /** Unique keys this process used (re-used later: once the job ended the key is free and makes a new job). */
     private final List<String> usedKeys = new ArrayList<>();
+    /** The key of a job just enqueued with a delay, repeated by the next few jobs (deduplicated while it lives). */
+    private String repeatKey;
+    private int repeatsLeft;
     private long errors;
 
     private QueueProducer(LabEngine.Context ctx, Queue<String> queue) {
@@ -71,7 +74,6 @@ final class QueueProducer implements AutoCloseable {
         long start = System.nanoTime();
         long end = start + TimeUnit.MILLISECONDS.toNanos(ctx.durationMs());
         long n = 0;
-        Repeat repeat = new Repeat();
         while (!stopping && System.nanoTime() < end) {
             try {
                 long owed = Math.min(end, System.nanoTime()) - start;
@@ -79,13 +81,12 @@ final class QueueProducer implements AutoCloseable {
                 List<Planned> tick = new ArrayList<>();
                 while (n < due) {
                     n++;
-                    tick.add(plan(ctx.instance() + "-j" + n, repeat));
+                    tick.add(plan(ctx.instance() + "-j" + n));
                 }
                 for (Planned job : tick) {
                     // Durable before the call (the enqueue thread waits for it): a job in Sluice's tables always has
                     // its ledger row.
-                    LedgerWriter.Pending attempt = ctx.ledger().append(QueueEngine.ENQUEUE, job.tag, ctx.instance(), job.plan,
-                            job.priority, job.delayMs, job.key, job.awaited, "attempt", null, null, job.started, null);
+                    LedgerWriter.Pending attempt = ctx.ledger().append(QueueEngine.ENQUEUE, job.row(ctx.instance(), "attempt", null, null, null));
                     enqueues.execute(() -> {
                         try {
                             enqueue(job, attempt);
@@ -109,15 +110,13 @@ final class QueueProducer implements AutoCloseable {
 
     /** A job planned by the pacer. */
     private record Planned(String tag, String plan, int priority, long delayMs, String key, boolean awaited, Instant started) {
+        /** Its {@code queue_enqueue} row: the attempt (no outcome yet, no end) or the call's outcome. */
+        Object[] row(String producer, String outcome, Long jobId, String error, Instant ended) {
+            return new Object[] {tag, producer, plan, priority, delayMs, key, awaited, outcome, jobId, error, started, ended};
+        }
     }
 
-    /** The key of a job enqueued with a delay, repeated by the next few jobs (deduplicated while it lives). */
-    private static final class Repeat {
-        String key;
-        int left;
-    }
-
-    private Planned plan(String tag, Repeat repeat) {
+    private Planned plan(String tag) {
         String plan = plan();
         int priority = switch (random.nextInt(6)) {
             case 0 -> -2;
@@ -129,14 +128,14 @@ final class QueueProducer implements AutoCloseable {
         String key = null;
         boolean wait = false;
         double r = random.nextDouble();
-        if (repeat.left > 0) {
+        if (repeatsLeft > 0) {
             // A repeat of a key whose job was just enqueued with a delay: deduplicated (the live job's id).
-            key = repeat.key;
-            repeat.left--;
+            key = repeatKey;
+            repeatsLeft--;
         } else if (r < 0.08) {
             key = "u-" + tag;
-            repeat.key = key;
-            repeat.left = 1 + random.nextInt(2);
+            repeatKey = key;
+            repeatsLeft = 1 + random.nextInt(2);
             delayMs = 1000 + random.nextInt(1001);
             if (usedKeys.size() < 1000) {
                 usedKeys.add(key);
@@ -189,8 +188,7 @@ final class QueueProducer implements AutoCloseable {
             outcome = "unknown";
             error = LabOptions.clean(String.valueOf(e));
         }
-        ledger.append(QueueEngine.ENQUEUE, job.tag, ctx.instance(), job.plan, job.priority, job.delayMs, job.key, job.awaited,
-                outcome, id, error, job.started, Instant.now());
+        ledger.append(QueueEngine.ENQUEUE, job.row(ctx.instance(), outcome, id, error, Instant.now()));
         if (job.awaited && id != null) {
             long jobId = id;
             waiters.submit(() -> await(job.tag, jobId));

@@ -183,17 +183,17 @@ class LabTest {
                 s.execute("INSERT INTO sluice_lab.consumer_ready (instance, at) VALUES ('sabotage-r', now() + interval '1 h 15 s'),"
                         + " ('sabotage-k', now())");
                 LabChecker.check(c, streamId);
-                LabTimeline.Redelivery late = LabTimeline.redeliveries(c).stream()
+                LabTimeline.Redelivery late = LabTimeline.redeliveries(c, LabTimeline.running(c)).stream()
                         .filter(x -> x.kill().equals("sabotage-k")).findFirst().orElseThrow();
                 assertThat(late.redeliverySeconds()).isCloseTo(20.0, org.assertj.core.data.Offset.offset(0.01));
                 assertThat(late.coveredSeconds()).isCloseTo(5.0, org.assertj.core.data.Offset.offset(0.01));
-                assertThat(LabTimeline.killsLeavingNoConsumer(c)).isPositive();
+                assertThat(LabTimeline.killsLeavingNoConsumer(c, LabTimeline.running(c))).isPositive();
                 s.execute("INSERT INTO sluice_lab.consumer_ready (instance, at) VALUES ('sabotage-o', now())");
                 s.execute("INSERT INTO sluice_lab.handler_call (group_name, instance, call_no, message_id, tag, attempt, started_at,"
                         + " ended_at, outcome) VALUES ('routed', 'sabotage-o', 1, " + victim + ", NULL, 1,"
                         + " now() + interval '1 h 30 s', now() + interval '1 h 31 s', 'success')");
                 LabChecker.check(c, streamId);
-                late = LabTimeline.redeliveries(c).stream().filter(x -> x.kill().equals("sabotage-k")).findFirst().orElseThrow();
+                late = LabTimeline.redeliveries(c, LabTimeline.running(c)).stream().filter(x -> x.kill().equals("sabotage-k")).findFirst().orElseThrow();
                 assertThat(late.coveredSeconds()).isCloseTo(20.0, org.assertj.core.data.Offset.offset(0.01));
                 assertThat(late.coveredSeconds()).isGreaterThan(Lab.redeliveryBoundSeconds(quiet));
                 s.execute("ROLLBACK");

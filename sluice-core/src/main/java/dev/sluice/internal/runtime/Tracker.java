@@ -48,6 +48,12 @@ public final class Tracker {
         throw new SluiceException(ErrorCode.CLIENT_CLOSED, "the Sluice client is closed; the " + what + " was not started");
     }
 
+    /** Tracks a started part under its own description ({@code toString}), or its class name when it has none. */
+    public Registration track(AutoCloseable part) {
+        String s = part.toString();
+        return track(s.startsWith(part.getClass().getName() + "@") ? part.getClass().getSimpleName() : s, part);
+    }
+
     /** Whether {@link #closeAll()} ran. */
     public synchronized boolean closed() {
         return closed;
@@ -58,7 +64,7 @@ public final class Tracker {
         return live.size();
     }
 
-    /** A part closed itself: stops tracking it (no-op when it is not tracked). */
+    /** A part closed itself: stops tracking it (no-op when it is not tracked, or null). */
     public synchronized void untrack(AutoCloseable part) {
         live.remove(part);
     }

@@ -54,4 +54,28 @@ class TrackerTest {
         assertThat(stopped).as("the started part was stopped again").isTrue();
         assertThat(tracker.size()).isZero();
     }
+
+    @Test
+    void aPartIsDescribedByItsOwnTextOrItsClassName() {
+        Tracker tracker = new Tracker();
+        tracker.closeAll();
+        AutoCloseable named = new AutoCloseable() {
+            @Override
+            public void close() {
+            }
+
+            @Override
+            public String toString() {
+                return "consumption of orders/billing";
+            }
+        };
+        assertThatThrownBy(() -> tracker.track(named)).hasMessageContaining("the consumption of orders/billing was not");
+        class Plain implements AutoCloseable {
+            @Override
+            public void close() {
+            }
+        }
+        assertThatThrownBy(() -> tracker.track(new Plain())).hasMessageContaining("the Plain was not");
+        tracker.untrack(null); // a no-op
+    }
 }
