@@ -40,7 +40,8 @@ public final class Lab {
                          long maintenancePasses, double drainSeconds, String reason, Path workDir,
                          Map<String, LabEngine.Section> sections, long partitionsDropped, double checkSeconds,
                          Map<String, Integer> workerExits, List<Map<String, Object>> serverStatements,
-                         Map<String, Double> redeliveryFromKillSeconds, long killsLeavingNoConsumer) {
+                         Map<String, Double> redeliveryFromKillSeconds, long killsLeavingNoConsumer,
+                         Double redeliveryKeyHeldMaxSeconds) {
 
         /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
         public Map<String, Object> summary(LabOptions o) {
@@ -208,7 +209,8 @@ public final class Lab {
                            Map<String, Double> takeovers, long maintenancePasses, boolean drained, double drainSeconds,
                            long partitionsDropped, double checkSeconds, long killsLeavingNoConsumer) {
         double bound = redeliveryBoundSeconds(o);
-        // The bound applies to the time another consumer process was running its groups (LabTimeline.covered).
+        // The bound applies to the time another consumer process was running its groups and the message's key was not
+        // held by another message's call in a group that runs one at a time (LabTimeline.covered).
         List<LabTimeline.Redelivery> late = redeliveries.stream()
                 .filter(r -> r.coveredSeconds() != null && r.coveredSeconds() > bound).toList();
         List<LabTimeline.Redelivery> slowest = redeliveries.stream().filter(r -> r.coveredSeconds() != null)
@@ -217,7 +219,7 @@ public final class Lab {
         for (LabTimeline.Redelivery r : slowest) {
             progress.accept(String.format(java.util.Locale.ROOT, "lab: %s redelivery after the kill of %s: group %s,"
                     + " message %d (attempt %d, held %.1f s before the kill) started again after %.1f s by %s"
-                    + " (%.1f s of them with another consumer running)",
+                    + " (%.1f s of them with another consumer running and the key free)",
                     r.coveredSeconds() > bound ? "LATE" : "slowest", r.kill(), r.group(), r.messageId(), r.attempt(), r.heldSeconds(),
                     r.redeliverySeconds(), r.redeliveredBy(), r.coveredSeconds()));
         }
@@ -242,7 +244,9 @@ public final class Lab {
         }
         return new Result(verdict, check, Map.copyOf(fired), LabTimeline.redeliverySeconds(redeliveries, LabTimeline.Redelivery::coveredSeconds), takeovers, maintenancePasses,
                 drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, processes.exits(),
-                serverStatements, LabTimeline.redeliverySeconds(redeliveries, LabTimeline.Redelivery::redeliverySeconds), killsLeavingNoConsumer);
+                serverStatements, LabTimeline.redeliverySeconds(redeliveries, LabTimeline.Redelivery::redeliverySeconds), killsLeavingNoConsumer,
+                redeliveries.stream().map(LabTimeline.Redelivery::keyHeldSeconds).filter(s -> s != null && s > 0)
+                        .max(Double::compare).orElse(null));
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */

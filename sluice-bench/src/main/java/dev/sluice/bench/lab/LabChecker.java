@@ -84,6 +84,7 @@ public final class LabChecker {
                        OVER (PARTITION BY message_key) AS loser
             FROM sluice_lab.msgs WHERE compaction_rank IS NOT NULL) w WHERE w.id = m.id AND w.loser;
         CREATE INDEX ON sluice_lab.msgs (id);
+        CREATE INDEX ON sluice_lab.msgs (message_key);
         ANALYZE sluice_lab.msgs;
         """;
 

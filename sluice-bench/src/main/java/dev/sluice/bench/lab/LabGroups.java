@@ -21,6 +21,8 @@ final class LabGroups {
     static final List<String> ALL = List.of(PARALLEL, ORDERED, ROUTED, PARTITIONED);
     /** The groups whose keys' first deliveries must come in id order. */
     static final List<String> KEY_ORDERED = List.of(ORDERED, PARTITIONED);
+    /** The groups that run one message of a key at a time: the next of a key waits while another one runs. */
+    static final List<String> KEY_HELD = List.of(ORDERED, ROUTED, PARTITIONED);
 
     private LabGroups() {
     }

@@ -53,6 +53,9 @@ final class LabSummary {
         m.put("redelivery_from_kill_max_s", r.redeliveryFromKillSeconds().values().stream().filter(v -> v != null)
                 .max(Double::compare).orElse(null));
         m.put("kills_leaving_no_consumer", r.killsLeavingNoConsumer());
+        // Nor do they count the wait while another message of the key ran in a group that runs one at a time; the most
+        // any redelivery waited that way (null: none did).
+        m.put("redelivery_key_held_max_s", r.redeliveryKeyHeldMaxSeconds());
         // From a kill until none of the process's fleet instances is live and another process holds the manager.
         Map<String, Double> takeovers = r.instanceTakeoverSeconds();
         m.put("instance_takeovers", takeovers.size());

@@ -50,16 +50,29 @@ final class LabTimeline {
         WHERE w.before_end > w.s
         ORDER BY w.k, w.s""";
 
-    /** Each killed instance's unfinished calls, and the next call of that message by anyone, if it began after the kill. */
+    /**
+     * Each killed instance's unfinished calls, and the next call of that message by anyone, if it began after the kill;
+     * for a group that runs one message of a key at a time ({@link LabGroups#KEY_HELD}, the parameter), the spans between
+     * the kill and that next call during which another message of its key was running in its group (it could not start).
+     */
     private static final String REDELIVERIES = """
+        WITH kills AS (SELECT detail AS instance, min(at) AS at FROM sluice_lab.fault WHERE kind = 'kill' GROUP BY detail),
+        lasts AS (SELECT instance, max(coalesce(ended_at, started_at)) AS at FROM sluice_lab.calls GROUP BY instance)
         SELECT f.detail, s.group_name, s.message_id, s.attempt, extract(epoch FROM (f.at - s.started_at)),
                extract(epoch FROM (r.started_at - f.at)), r.instance || ' attempt ' || r.attempt,
-               extract(epoch FROM f.at), extract(epoch FROM r.started_at)
+               extract(epoch FROM f.at), extract(epoch FROM r.started_at), h.froms, h.tos
         FROM sluice_lab.fault f
         JOIN sluice_lab.calls s ON s.instance = f.detail AND s.ended_at IS NULL AND s.started_at <= f.at
         LEFT JOIN LATERAL (SELECT x.started_at, x.instance, x.attempt FROM sluice_lab.calls x
                            WHERE x.group_name = s.group_name AND x.message_id = s.message_id AND x.started_at > s.started_at
                            ORDER BY x.started_at LIMIT 1) r ON true
+        LEFT JOIN LATERAL (SELECT array_agg(extract(epoch FROM b.started_at)::float8) AS froms,
+                                  array_agg(extract(epoch FROM coalesce(b.ended_at, bk.at, bl.at))::float8) AS tos
+                           FROM sluice_lab.msgs m JOIN sluice_lab.msgs o ON o.message_key = m.message_key AND o.id <> m.id
+                           JOIN sluice_lab.calls b ON b.group_name = s.group_name AND b.message_id = o.id
+                           LEFT JOIN kills bk ON bk.instance = b.instance LEFT JOIN lasts bl ON bl.instance = b.instance
+                           WHERE m.id = s.message_id AND s.group_name = ANY(?) AND b.started_at < r.started_at
+                             AND coalesce(b.ended_at, bk.at, bl.at) > f.at) h ON true
         WHERE f.kind = 'kill' AND (r.started_at IS NULL OR r.started_at > f.at)
         ORDER BY f.id, s.started_at""";
 
@@ -112,10 +125,13 @@ final class LabTimeline {
      * @param redeliverySeconds seconds from the kill to the next start of the message (null: none after the kill)
      * @param redeliveredBy     the instance that started it next, and with which attempt
      * @param coveredSeconds    of {@code redeliverySeconds}, the seconds during which another consumer process ran its
-     *                          stream groups (null with it): what the redelivery bound applies to
+     *                          stream groups and no other message of the key was running in a group that runs one at a
+     *                          time (null with it): what the redelivery bound applies to
+     * @param keyHeldSeconds    of the seconds another consumer process ran, those the key was held by another message's
+     *                          call (null with {@code redeliverySeconds})
      */
     public record Redelivery(String kill, String group, long messageId, int attempt, double heldSeconds,
-                             Double redeliverySeconds, String redeliveredBy, Double coveredSeconds) {
+                             Double redeliverySeconds, String redeliveredBy, Double coveredSeconds, Double keyHeldSeconds) {
     }
 
     /** A consumer process's running span in epoch seconds (see {@link #RUNNING}). */
@@ -133,14 +149,41 @@ final class LabTimeline {
      */
     static List<Redelivery> redeliveries(Connection c, List<Running> running) throws SQLException {
         List<Redelivery> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(REDELIVERIES); ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                double v = rs.getDouble(6);
-                boolean none = rs.wasNull();
-                String kill = rs.getString(1);
-                Double covered = none ? null : covered(rs.getDouble(8), rs.getDouble(9), kill, running);
-                out.add(new Redelivery(kill, rs.getString(2), rs.getLong(3), rs.getInt(4), rs.getDouble(5),
-                        none ? null : v, rs.getString(7), covered));
+        try (PreparedStatement ps = c.prepareStatement(REDELIVERIES)) {
+            ps.setArray(1, c.createArrayOf("text", LabGroups.KEY_HELD.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    double v = rs.getDouble(6);
+                    boolean none = rs.wasNull();
+                    String kill = rs.getString(1);
+                    Double covered = null;
+                    Double keyHeld = null;
+                    if (!none) {
+                        double from = rs.getDouble(8);
+                        double to = rs.getDouble(9);
+                        List<double[]> held = spans(rs.getArray(10), rs.getArray(11));
+                        double others = covered(from, to, kill, running);
+                        covered = covered(from, to, kill, running, held);
+                        keyHeld = others - covered;
+                    }
+                    out.add(new Redelivery(kill, rs.getString(2), rs.getLong(3), rs.getInt(4), rs.getDouble(5),
+                            none ? null : v, rs.getString(7), covered, keyHeld));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static List<double[]> spans(java.sql.Array froms, java.sql.Array tos) throws SQLException {
+        List<double[]> out = new ArrayList<>();
+        if (froms == null) {
+            return out;
+        }
+        Double[] a = (Double[]) froms.getArray();
+        Double[] b = (Double[]) tos.getArray();
+        for (int i = 0; i < a.length; i++) {
+            if (a[i] != null && b[i] != null) {
+                out.add(new double[] {a[i], b[i]});
             }
         }
         return out;
@@ -164,25 +207,53 @@ final class LabTimeline {
      * the takeover's.
      */
     static double covered(double from, double to, String victim, List<Running> running) {
-        List<double[]> spans = new ArrayList<>();
+        return covered(from, to, victim, running, List.of());
+    }
+
+    /**
+     * {@link #covered(double, double, String, List)} less the instants some span of {@code keyHeld} covers: while another
+     * message of its key ran in a group that runs one at a time, the message could not start, whoever held it.
+     */
+    static double covered(double from, double to, String victim, List<Running> running, List<double[]> keyHeld) {
+        List<double[]> others = new ArrayList<>();
         for (Running r : running) {
-            double a = Math.max(from, r.from());
-            double b = Math.min(to, r.to());
-            if (!r.instance().equals(victim) && b > a) {
-                spans.add(new double[] {a, b});
+            if (!r.instance().equals(victim)) {
+                others.add(new double[] {r.from(), r.to()});
             }
         }
-        spans.sort(java.util.Comparator.comparingDouble(x -> x[0]));
+        List<double[]> up = union(others, from, to);
+        List<double[]> held = union(keyHeld, from, to);
         double total = 0;
-        double end = from;
-        for (double[] s : spans) {
-            double a = Math.max(s[0], end);
-            if (s[1] > a) {
-                total += s[1] - a;
-                end = s[1];
+        for (double[] u : up) {
+            total += u[1] - u[0];
+            for (double[] h : held) {
+                total -= Math.max(0, Math.min(u[1], h[1]) - Math.max(u[0], h[0]));
             }
         }
         return total;
+    }
+
+    /** The union of {@code spans} clipped to {@code [from, to]}: disjoint spans in order. */
+    private static List<double[]> union(List<double[]> spans, double from, double to) {
+        List<double[]> clipped = new ArrayList<>();
+        for (double[] s : spans) {
+            double a = Math.max(from, s[0]);
+            double b = Math.min(to, s[1]);
+            if (b > a) {
+                clipped.add(new double[] {a, b});
+            }
+        }
+        clipped.sort(java.util.Comparator.comparingDouble(x -> x[0]));
+        List<double[]> out = new ArrayList<>();
+        for (double[] s : clipped) {
+            double[] last = out.isEmpty() ? null : out.get(out.size() - 1);
+            if (last != null && s[0] <= last[1]) {
+                last[1] = Math.max(last[1], s[1]);
+            } else {
+                out.add(s);
+            }
+        }
+        return out;
     }
 
     /** How many of the kills came while no other consumer process was running its stream groups. */

@@ -198,6 +198,43 @@ class LabTest {
                 assertThat(late.coveredSeconds()).isGreaterThan(Lab.redeliveryBoundSeconds(quiet));
                 s.execute("ROLLBACK");
             }
+
+            // 7. A killed consumer held a keyed message of the partitioned group; its next delivery came 18 s after the kill,
+            // after the new holder had run an earlier message of the key for 15 s of them: 3 s count. In the parallel group,
+            // which runs a key's messages side by side, all 18 s count.
+            try (Statement s = c.createStatement()) {
+                s.execute("BEGIN");
+                long later;
+                long earlier;
+                try (ResultSet rs = s.executeQuery("SELECT m.id, o.id FROM sluice_lab_data.message_log_" + streamId + " m JOIN"
+                        + " sluice_lab_data.message_log_" + streamId + " o ON o.message_key = m.message_key AND o.id < m.id LIMIT 1")) {
+                    assertThat(rs.next()).isTrue();
+                    later = rs.getLong(1);
+                    earlier = rs.getLong(2);
+                }
+                s.execute("INSERT INTO sluice_lab.fault (kind, detail, at) VALUES ('kill', 'sabotage-k2', now() + interval '2 h')");
+                s.execute("INSERT INTO sluice_lab.handler_call (group_name, instance, call_no, message_id, tag, attempt, started_at,"
+                        + " ended_at, outcome) VALUES"
+                        + " ('partitioned', 'sabotage-k2', 1, " + later + ", NULL, 1, now() + interval '2 h' - interval '1 s', NULL, NULL),"
+                        + " ('partitioned', 'sabotage-r2', 1, " + earlier + ", NULL, 1, now() + interval '2 h 1 s',"
+                        + " now() + interval '2 h 16 s', 'success'),"
+                        + " ('partitioned', 'sabotage-r2', 2, " + later + ", NULL, 1, now() + interval '2 h 18 s', NULL, NULL)");
+                s.execute("INSERT INTO sluice_lab.consumer_ready (instance, at) VALUES ('sabotage-r2', now()), ('sabotage-k2', now())");
+                LabChecker.check(c, streamId);
+                LabTimeline.Redelivery behindKey = LabTimeline.redeliveries(c, LabTimeline.running(c)).stream()
+                        .filter(x -> x.kill().equals("sabotage-k2")).findFirst().orElseThrow();
+                assertThat(behindKey.redeliverySeconds()).isCloseTo(18.0, org.assertj.core.data.Offset.offset(0.01));
+                assertThat(behindKey.keyHeldSeconds()).isCloseTo(15.0, org.assertj.core.data.Offset.offset(0.01));
+                assertThat(behindKey.coveredSeconds()).isCloseTo(3.0, org.assertj.core.data.Offset.offset(0.01));
+                s.execute("UPDATE sluice_lab.handler_call SET group_name = 'parallel' WHERE instance IN ('sabotage-k2', 'sabotage-r2')");
+                LabChecker.check(c, streamId);
+                LabTimeline.Redelivery side = LabTimeline.redeliveries(c, LabTimeline.running(c)).stream()
+                        .filter(x -> x.kill().equals("sabotage-k2")).findFirst().orElseThrow();
+                assertThat(side.keyHeldSeconds()).isZero();
+                assertThat(side.coveredSeconds()).isCloseTo(18.0, org.assertj.core.data.Offset.offset(0.01))
+                        .isGreaterThan(Lab.redeliveryBoundSeconds(quiet));
+                s.execute("ROLLBACK");
+            }
         }
 
         // 6. A cursor advanced past a message nobody resolved (produced while no consumer runs).

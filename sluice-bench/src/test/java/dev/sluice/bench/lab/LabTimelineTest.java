@@ -37,4 +37,20 @@ class LabTimelineTest {
                 new LabTimeline.Running("c2", 103, 108), new LabTimeline.Running("c3", 104, 106));
         assertThat(LabTimeline.covered(100, 110, "victim", running)).isCloseTo(7.0, offset(1e-9));
     }
+
+    @Test
+    void whileAnotherMessageOfTheKeyRunsTheWaitDoesNotCount() {
+        List<LabTimeline.Running> running = List.of(new LabTimeline.Running("c1", 0, NEVER));
+        // The key was held 101-105 and 104-107 (counted once) and 112-115 (outside the wait): 10 - 6 = 4.
+        List<double[]> held = List.of(new double[] {101, 105}, new double[] {104, 107}, new double[] {112, 115});
+        assertThat(LabTimeline.covered(100, 110, "victim", running, held)).isCloseTo(4.0, offset(1e-9));
+    }
+
+    @Test
+    void aHeldKeyCountsOnlyWhileAnotherConsumerRan() {
+        // Nobody else ran until 105: of the key held 102-108, only 105-108 is taken off the 5 s another consumer ran.
+        List<LabTimeline.Running> running = List.of(new LabTimeline.Running("c2", 105, NEVER));
+        List<double[]> held = List.<double[]>of(new double[] {102, 108});
+        assertThat(LabTimeline.covered(100, 110, "victim", running, held)).isCloseTo(2.0, offset(1e-9));
+    }
 }
