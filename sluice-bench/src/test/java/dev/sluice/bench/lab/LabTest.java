@@ -64,7 +64,7 @@ class LabTest {
         assertThat(r.serverStatements()).isNotEmpty().hasSizeLessThanOrEqualTo(ServerStatements.TOP)
                 .allSatisfy(st -> assertThat((Long) st.get("calls")).isPositive());
         assertThat(r.serverStatements()).extracting(st -> (Double) st.get("total_s")).isSortedAccordingTo(java.util.Comparator.reverseOrder());
-        assertThat(r.summary(LabOptions.smoke())).containsKeys("redelivery_from_kill_max_s", "kills_leaving_no_consumer");
+        assertThat(r.summary(LabOptions.smoke())).containsKeys("redelivery_from_kill_max_s", "kills_leaving_no_consumer", "redelivery_key_held_max_s");
         for (Double seconds : r.redeliverySeconds().values()) {
             if (seconds != null) {
                 assertThat(seconds).as("redelivery after a kill").isLessThan(LabOptions.smoke().leaseTimeout().toSeconds() + 5.0);
