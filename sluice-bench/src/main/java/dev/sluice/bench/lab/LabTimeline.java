@@ -21,13 +21,21 @@ import java.util.Map;
  * reported overlap happened.
  */
 final class LabTimeline {
+    /**
+     * Where a call without an end stopped: its process's kill ({@code kills}), else the last instant that process
+     * recorded ({@code lasts}). The common table expressions of every statement that reads calls' spans.
+     */
+    private static final String CALL_ENDS = """
+        WITH kills AS (SELECT detail AS instance, min(at) AS at FROM sluice_lab.fault WHERE kind = 'kill' GROUP BY detail),
+        lasts AS (SELECT instance, max(coalesce(ended_at, started_at)) AS at FROM sluice_lab.calls GROUP BY instance)
+        """;
+
     /** The partitioned group's keyed calls, with each one's running maximum end of the calls of its key before it. */
     private static final String KEY_CALLS = """
         DROP TABLE IF EXISTS sluice_lab.key_calls;
         CREATE UNLOGGED TABLE sluice_lab.key_calls AS
-            WITH kills AS (SELECT detail AS instance, min(at) AS at FROM sluice_lab.fault WHERE kind = 'kill' GROUP BY detail),
-            lasts AS (SELECT instance, max(coalesce(ended_at, started_at)) AS at FROM sluice_lab.calls GROUP BY instance),
-            iv AS (SELECT m.message_key AS k, c.instance, c.message_id, c.started_at AS s, coalesce(c.ended_at, kl.at, l.at) AS e
+        """ + CALL_ENDS + """
+            , iv AS (SELECT m.message_key AS k, c.instance, c.message_id, c.started_at AS s, coalesce(c.ended_at, kl.at, l.at) AS e
                    FROM sluice_lab.calls c JOIN sluice_lab.msgs m ON m.id = c.message_id
                    LEFT JOIN kills kl ON kl.instance = c.instance LEFT JOIN lasts l ON l.instance = c.instance
                    WHERE c.group_name = '%s' AND m.message_key IS NOT NULL)
@@ -55,9 +63,7 @@ final class LabTimeline {
      * for a group that runs one message of a key at a time ({@link LabGroups#KEY_HELD}, the parameter), the spans between
      * the kill and that next call during which another message of its key was running in its group (it could not start).
      */
-    private static final String REDELIVERIES = """
-        WITH kills AS (SELECT detail AS instance, min(at) AS at FROM sluice_lab.fault WHERE kind = 'kill' GROUP BY detail),
-        lasts AS (SELECT instance, max(coalesce(ended_at, started_at)) AS at FROM sluice_lab.calls GROUP BY instance)
+    private static final String REDELIVERIES = CALL_ENDS + """
         SELECT f.detail, s.group_name, s.message_id, s.attempt, extract(epoch FROM (f.at - s.started_at)),
                extract(epoch FROM (r.started_at - f.at)), r.instance || ' attempt ' || r.attempt,
                extract(epoch FROM f.at), extract(epoch FROM r.started_at), h.froms, h.tos
@@ -80,9 +86,7 @@ final class LabTimeline {
      * Each consumer process's running span: from its stream groups' start to its kill, or (not killed: it ended on its
      * own or was stopped after the drain) to the last instant it recorded a handler call.
      */
-    private static final String RUNNING = """
-        WITH kills AS (SELECT detail AS instance, min(at) AS at FROM sluice_lab.fault WHERE kind = 'kill' GROUP BY detail),
-        lasts AS (SELECT instance, max(coalesce(ended_at, started_at)) AS at FROM sluice_lab.calls GROUP BY instance)
+    private static final String RUNNING = CALL_ENDS + """
         SELECT r.instance, extract(epoch FROM min(r.at)), extract(epoch FROM coalesce(min(k.at), min(l.at), min(r.at)))
         FROM sluice_lab.consumer_ready r
         LEFT JOIN kills k ON k.instance = r.instance LEFT JOIN lasts l ON l.instance = r.instance
