@@ -19,7 +19,8 @@ import java.util.Set;
  * @param deliveryLogMode  override of the stream's delivery-log mode, or {@code null} to use the stream's
  * @param acceptVersions   schema versions the group claims; empty means the consuming payload type's
  *                         version ({@code byte[]} consumers accept every version). Others are skipped and counted.
- * @param maxRangeReclaims reclaims of one range before its messages are quarantined as individual rows (default 3)
+ * @param maxRangeReclaims reclaims of one range before its messages are quarantined as individual rows (default 3); for
+ *                         a partitioned group, re-runs of a bucket's batch without a commit (docs/partitions.md)
  * @param deadLetterRetention how long a dead letter is kept (from the time it went dead) before the janitor deletes it
  *                         (default 14 days; {@code null} means the default). A dead letter also keeps its message's log
  *                         partition from retention until it is redriven and resolved, purged, or swept

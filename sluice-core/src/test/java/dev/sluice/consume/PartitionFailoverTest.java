@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * A member of a partitioned group in another JVM is killed with SIGKILL mid-batch: it cannot give its buckets back,
  * so they are taken over once their leases expire (within the lease plus a heartbeat), never earlier — no key of a
  * killed member's buckets starts here while the child could still have been running it — and every message is
- * handled, per key in order, with only the child's uncommitted work delivered again.
+ * handled, per key in order, with only the child's uncommitted work delivered again — as its second attempt.
  */
 @SluiceTest
 class PartitionFailoverTest {
@@ -71,10 +71,12 @@ class PartitionFailoverTest {
                 assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
                 Instant killed = Instant.now();
                 Map<Long, Instant> mine = new ConcurrentHashMap<>();
+                Map<Long, Integer> attempts = new ConcurrentHashMap<>();
                 Map<String, Integer> lastSeq = new ConcurrentHashMap<>();
                 java.util.List<String> violations = new java.util.concurrent.CopyOnWriteArrayList<>();
                 try (Consumption c = g.consume(m -> {
                     mine.putIfAbsent(m.id(), Instant.now());
+                    attempts.putIfAbsent(m.id(), m.attempt());
                     int seq = Integer.parseInt(m.payload().substring(m.payload().indexOf(':') + 1));
                     Integer before = lastSeq.put(m.messageKey(), seq);
                     if (before != null && seq < before) {
@@ -98,6 +100,8 @@ class PartitionFailoverTest {
                 for (Long id : childStarted.keySet()) {
                     if (!childDone.contains(id)) {
                         assertThat(mine).containsKey(id);
+                        // Counted: the child's fetch marked its bucket before it ran, so this is the second delivery.
+                        assertThat(attempts.get(id)).as("attempt of %d, started by the killed child", id).isEqualTo(2);
                     }
                 }
                 assertThat(g.partitions()).allSatisfy(p -> assertThat(p.position()).isEqualTo(400));

@@ -35,9 +35,16 @@ final class BucketBatch extends OutcomeRecord {
     volatile boolean done;
     /** Set when the bucket was lost: the rest of the batch is not run (its outcome would be refused). */
     volatile boolean lost;
+    /** Set (on the loop thread that starts the batch) when a message of it was quarantined; for the log line. */
+    boolean quarantined;
 
-    BucketBatch(int bucket, long low, long high, List<Fetched> messages, Set<Long> blocked, AtomicInteger wave) {
+    /** The bucket's hand-outs from {@link #low} before this one that never committed (a crash, a lost lease). */
+    final PartitionClaims.Runs runs;
+
+    BucketBatch(int bucket, long low, long high, List<Fetched> messages, Set<Long> blocked, AtomicInteger wave,
+                PartitionClaims.Runs runs) {
         this.wave = wave;
+        this.runs = runs;
         this.bucket = bucket;
         this.low = low;
         this.high = high;

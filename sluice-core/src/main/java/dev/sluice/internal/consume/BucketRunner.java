@@ -90,7 +90,14 @@ final class BucketRunner<T> {
             String key = f.messageKey();
             if (key != null && (blockedKeys.contains(key) || b.blocked.contains(f.id()))) {
                 blockedKeys.add(key); // behind an unresolved message of its key: deferred, in order
-                defer(b, f, 1);
+                defer(b, f, b.runs.attempt(f.id()));
+                continue;
+            }
+            if (b.runs.exhausted(f.id(), ctx.g.config().maxRangeReclaims())) {
+                quarantine(b, f);
+                if (key != null) {
+                    blockedKeys.add(key); // the later messages of its key wait for the row, in order
+                }
                 continue;
             }
             Instant deliverAt = Delivery.deliverAt(f);
@@ -151,7 +158,7 @@ final class BucketRunner<T> {
             // A row of the key runs here right now (a redriven or woken row): the chain waits as deferred rows,
             // woken when this batch commits.
             for (Fetched f : chain) {
-                defer(b, f, 1);
+                defer(b, f, b.runs.attempt(f.id()));
             }
             b.wake.add(key);
             return;
@@ -160,7 +167,7 @@ final class BucketRunner<T> {
             boolean blocked = false;
             for (Fetched f : chain) {
                 if (blocked) {
-                    defer(b, f, 1);
+                    defer(b, f, b.runs.attempt(f.id()));
                     continue;
                 }
                 if (!live(b)) {
@@ -174,6 +181,23 @@ final class BucketRunner<T> {
         }
     }
 
+    /**
+     * A message of a bucket that was handed out more than {@code maxRangeReclaims} times without a commit (each
+     * holder died or lost the bucket while it ran — a message that kills its process, or hangs past the lease):
+     * it becomes a {@code ready} exception row carrying those deliveries as attempts, so the exception queue's retry
+     * policy takes it on (and it ends dead if it keeps failing), and the bucket's position moves on.
+     */
+    private void quarantine(BucketBatch b, Fetched f) {
+        int runs = b.runs.runs();
+        b.addRow(new OutcomeRow(f.id(), RowStatus.READY, f.messageKey(), runs, 0, 0,
+                "quarantined: its bucket was handed out " + runs + " times without a commit", null));
+        if (!b.quarantined) {
+            b.quarantined = true;
+            ConsumerContext.log.warn("bucket batch quarantined: group={} {} runs={} up to {}", ctx.g.groupName(), b, runs,
+                    b.runs.high());
+        }
+    }
+
     private void defer(BucketBatch b, Fetched f, int attempt) {
         ctx.stats.deferred.increment();
         b.addRow(Outcomes.deferredInRange(f.id(), f.messageKey(), attempt));
@@ -183,9 +207,12 @@ final class BucketRunner<T> {
         }
     }
 
-    /** Runs one message (its first delivery) and records its outcome in the batch. */
+    /**
+     * Runs one message and records its outcome in the batch: attempt 1, or one more than the earlier hand-outs of
+     * its bucket that reached it and never committed.
+     */
     private RowStatus runOne(BucketBatch b, Fetched f) {
-        return b.runOne(ctx, delivery, outcomes, f, 1);
+        return b.runOne(ctx, delivery, outcomes, f, b.runs.attempt(f.id()));
     }
 
     private void finishOne(BucketBatch b) {

@@ -24,7 +24,25 @@ final class PartitionClaims {
      * and the messages by bucket with the ids whose key was blocked.
      */
     record Claim(long settled, boolean pending, long observed, String bindingsJson, long head, long high, boolean more,
-                 Map<Integer, List<Fetched>> byBucket, Set<Long> blocked) {
+                 Map<Integer, List<Fetched>> byBucket, Set<Long> blocked, Map<Integer, Runs> runs) {
+    }
+
+    /**
+     * How often a bucket was handed out from its position without a commit before this claim, and the highest id
+     * those hand-outs reached (null: none).
+     */
+    record Runs(int runs, Long high) {
+        static final Runs NONE = new Runs(0, null);
+
+        /** The attempt a message of the bucket is delivered as: one more than its earlier hand-outs. */
+        int attempt(long id) {
+            return high != null && id <= high ? runs + 1 : 1;
+        }
+
+        /** Whether the message was handed out more often than {@code max} re-runs allow: it is quarantined. */
+        boolean exhausted(long id, int max) {
+            return high != null && id <= high && runs > max;
+        }
     }
 
     private final ConsumerContext ctx;
@@ -39,7 +57,8 @@ final class PartitionClaims {
 
     /**
      * Claims for the given idle buckets (bucket → position): everything of them above their positions up to the
-     * settled head, at most a batch (and the byte budget) in id order. Writes nothing but the fence's cursor version.
+     * settled head, at most a batch (and the byte budget) in id order. Writes the fence's cursor version and the mark
+     * of every bucket it hands messages of ({@link PartitionSql#fetch}).
      */
     Claim claim(Map<Integer, Long> idle) {
         Integer[] buckets = idle.keySet().toArray(Integer[]::new);
@@ -88,6 +107,7 @@ final class PartitionClaims {
     private static Claim read(ResultSet rs, boolean pending, long observed, String bindings, long head, int batch, long reach)
             throws SQLException {
         Map<Integer, List<Fetched>> byBucket = new HashMap<>();
+        Map<Integer, Runs> runs = new HashMap<>();
         Set<Long> blocked = new HashSet<>();
         long settled = 0;
         long matched = 0;
@@ -113,6 +133,11 @@ final class PartitionClaims {
                 blocked.add(f.id());
             }
             byBucket.computeIfAbsent(bucket, b -> new ArrayList<>()).add(f);
+            if (!runs.containsKey(bucket)) {
+                int n = rs.getInt("bucket_runs");
+                long h = rs.getLong("bucket_run_high");
+                runs.put(bucket, n == 0 || rs.wasNull() ? Runs.NONE : new Runs(n, h));
+            }
         }
         long high;
         boolean more;
@@ -127,7 +152,7 @@ final class PartitionClaims {
             high = Math.min(settled, reach);
             more = reach < settled;
         }
-        return new Claim(settled, pending, observed, bindings, head, high, more, byBucket, blocked);
+        return new Claim(settled, pending, observed, bindings, head, high, more, byBucket, blocked, runs);
     }
 
     /** The current positions of some buckets (bucket → position). */

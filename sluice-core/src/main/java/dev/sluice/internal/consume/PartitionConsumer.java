@@ -348,7 +348,8 @@ public final class PartitionConsumer<T> implements Consumption {
             long high = Math.max(e.getValue(), r.high());
             List<Fetched> messages = r.byBucket().get(e.getKey());
             if (messages != null && !messages.isEmpty()) {
-                BucketBatch b = new BucketBatch(bk.n, e.getValue(), high, messages, r.blocked(), wave);
+                BucketBatch b = new BucketBatch(bk.n, e.getValue(), high, messages, r.blocked(), wave,
+                        r.runs().getOrDefault(bk.n, PartitionClaims.Runs.NONE));
                 bk.open = b;
                 batches.add(b);
             } else if (high > bk.position) {

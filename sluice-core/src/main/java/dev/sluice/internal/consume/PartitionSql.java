@@ -37,8 +37,9 @@ final class PartitionSql {
      * live row (its current version), so the cross product of the lists matches exactly the replaced rows, and every
      * condition reaches the index (a join could walk the versions a held xmin keeps). Run by the bucket's owner under
      * its shard lease's row lock, after {@code synchronous_commit = off} for the transaction (two statements, one
-     * round trip): a server crash forgets positions and rows together. Parameters: buckets (int[]), positions
-     * (bigint[]), group, group.
+     * round trip): a server crash forgets positions and rows together. A position that reaches the bucket's
+     * {@code run_high} (the batch handed out from it committed) sets {@code runs} back to 0. Parameters: buckets
+     * (int[]), positions (bigint[]), group, group.
      */
     final String advance;
 
@@ -74,11 +75,18 @@ final class PartitionSql {
      * locked): when fewer than a batch matched, the buckets' windows end at the settled head or the window's reach,
      * whichever is lower, and the caller fetches again from there.
      *
+     * <p>It also marks every bucket it hands messages of: the next version of the bucket's position, unchanged, with
+     * {@code runs + 1} and {@code run_high} raised to the highest id handed out — written before anything runs, so a
+     * member that takes the bucket over after a crash knows those messages were delivered ({@code runs} times) and
+     * counts the attempt; the commit that moves the position past {@code run_high} sets {@code runs} back to 0.
+     *
      * <p>Returns the settled head, how many messages matched (up to batch), the highest matched id, the cut (the id
-     * the batch ends at when the budget cut it, else null), then per message its bucket, blocked, and
-     * {@link MessageSql#FETCH_COLUMNS} — one row with null message columns when nothing matched.
+     * the batch ends at when the budget cut it, else null), then per message its bucket, blocked,
+     * {@link MessageSql#FETCH_COLUMNS}, and its bucket's runs and run_high before this mark ({@code bucket_runs},
+     * {@code bucket_run_high}) — one row with null message columns when nothing matched.
      * Parameters ({@link #bindFetch}): N, buckets (int[]), positions by bucket (bigint[] of N, 1-based), the
-     * window's floor (the lowest position) and reach, batch, byte budget, group, the window's floor and reach.
+     * window's floor (the lowest position) and reach, batch, byte budget, group, group, group, the window's floor
+     * and reach.
      */
     final String fetch;
 
@@ -95,12 +103,21 @@ final class PartitionSql {
         // The commit of positions need not wait for its WAL flush (synchronous_commit off, transaction-local): a
         // server crash can only forget the newest commits — their positions and outcome rows together, so their
         // messages run again; nothing is skipped.
+        // A position that stays below the highest id handed out keeps the runs (a carried idle position while a
+        // batch above it runs); one at or past it starts again at 0. A fetch's mark (below) may have written version
+        // seq + 1 meanwhile: the move then lands on that version.
+        String keep = "%1$s.run_high > %2$s";
         this.advance = "SELECT set_config('synchronous_commit', 'off', true);\n"
                 + "WITH x AS (SELECT * FROM unnest(?::int[], ?::bigint[]) AS x(bucket, position)),"
-                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, x.position AS next"
+                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, x.position AS next, c.runs, c.run_high"
                 + "   FROM x CROSS JOIN LATERAL " + current + " c WHERE x.position > c.position),"
-                + " ins AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position)"
-                + "   SELECT consumer_group_id, bucket, seq + 1, next FROM cur)"
+                + " ins AS (INSERT INTO " + pc + " AS v (consumer_group_id, bucket, seq, position, runs, run_high)"
+                + "   SELECT consumer_group_id, bucket, seq + 1, next, CASE WHEN " + keep.formatted("cur", "next") + " THEN runs ELSE 0 END,"
+                + "     CASE WHEN " + keep.formatted("cur", "next") + " THEN run_high END FROM cur"
+                + "   ON CONFLICT (consumer_group_id, bucket, seq) DO UPDATE SET position = greatest(v.position, excluded.position),"
+                + "     runs = CASE WHEN " + keep.formatted("v", "greatest(v.position, excluded.position)") + " THEN v.runs ELSE 0 END,"
+                + "     run_high = CASE WHEN " + keep.formatted("v", "greatest(v.position, excluded.position)") + " THEN v.run_high END,"
+                + "     updated_at = now())"
                 + " DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = ANY(ARRAY(SELECT bucket FROM cur))"
                 + "   AND seq = ANY(ARRAY(SELECT seq FROM cur))";
         String all = "(SELECT c.* FROM generate_series(0, greatest((SELECT max(bucket) FROM " + pc
@@ -122,14 +139,25 @@ final class PartitionSql {
                 + "   ORDER BY m.id LIMIT ?),"
                 + " sized AS (SELECT id, b, sum(size) OVER (ORDER BY id) AS upto, row_number() OVER (ORDER BY id) AS n FROM cand),"
                 + " cut AS (SELECT min(id) - 1 AS high FROM sized WHERE upto > ? AND n > 1),"
-                + " picked AS (SELECT id, b FROM sized WHERE (SELECT high FROM cut) IS NULL OR id <= (SELECT high FROM cut))"
+                + " picked AS (SELECT id, b FROM sized WHERE (SELECT high FROM cut) IS NULL OR id <= (SELECT high FROM cut)),"
+                // The mark: each bucket handed out here gets the next version of its position, with runs + 1 and the
+                // highest id handed out, before any of it runs. A concurrent commit of the same bucket by this member
+                // (a carried position) may take seq + 1 first: the mark is then skipped, the runs read stay right.
+                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, c.position, c.updated_at, c.runs, c.run_high, t.top"
+                + "   FROM (SELECT b, max(id) AS top FROM picked GROUP BY b) t"
+                + "   CROSS JOIN LATERAL (SELECT * FROM " + pc + " WHERE consumer_group_id = ? AND bucket = t.b ORDER BY seq DESC LIMIT 1) c),"
+                + " mark AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position, updated_at, runs, run_high)"
+                + "   SELECT consumer_group_id, bucket, seq + 1, position, updated_at, runs + 1, greatest(run_high, top) FROM cur"
+                + "   ON CONFLICT DO NOTHING RETURNING bucket, seq - 1 AS replaced),"
+                + " unmark AS (DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = ANY(ARRAY(SELECT bucket FROM mark))"
+                + "   AND seq = ANY(ARRAY(SELECT replaced FROM mark)))"
                 + " SELECT p.settled, (SELECT count(*) FROM cand), (SELECT max(id) FROM cand), (SELECT high FROM cut),"
                 + "   f.b, f.blocked, f.id, f.created_at, f.schema_version, f.content_type, f.routing_key, f.message_key,"
-                + "   f.compaction_rank, f.headers, f.options, f.payload, f.superseded"
-                + " FROM p LEFT JOIN LATERAL (SELECT k.b, (m.message_key IS NOT NULL AND EXISTS (SELECT 1 FROM " + t.exceptionQueue()
+                + "   f.compaction_rank, f.headers, f.options, f.payload, f.superseded, f.runs AS bucket_runs, f.run_high AS bucket_run_high"
+                + " FROM p LEFT JOIN LATERAL (SELECT k.b, r.runs, r.run_high, (m.message_key IS NOT NULL AND EXISTS (SELECT 1 FROM " + t.exceptionQueue()
                 + "     e WHERE e.consumer_group_id = ? AND e.message_key = m.message_key AND e.message_id < m.id"
                 + "     AND e.status IN ('ready', 'deferred', 'inflight'))) AS blocked, " + MessageSql.FETCH_COLUMNS
-                + "   FROM picked k JOIN " + t.messageLog() + " m ON m.id = k.id AND m.id > ? AND m.id <= ?"
+                + "   FROM picked k LEFT JOIN cur r ON r.bucket = k.b JOIN " + t.messageLog() + " m ON m.id = k.id AND m.id > ? AND m.id <= ?"
                 + "   LEFT JOIN " + t.compactionHead() + " h"
                 + "     ON m.compaction_rank IS NOT NULL AND h.compaction_key = m.message_key) f ON true"
                 + " ORDER BY f.id";
@@ -146,6 +174,8 @@ final class PartitionSql {
         ps.setLong(i++, window.reach());
         ps.setInt(i++, batch);
         ps.setLong(i++, maxBytes);
+        ps.setLong(i++, group); // the mark: the buckets' current versions
+        ps.setLong(i++, group); // the mark: the versions it replaced
         ps.setLong(i++, group);
         ps.setLong(i++, window.floor());
         ps.setLong(i++, window.reach());

@@ -16,7 +16,8 @@ public record SchemaSteps(List<MigrationStep> system, List<MigrationStep> stream
                     MigrationStep.load(Scope.SYSTEM, 5, "job_runs"), MigrationStep.load(Scope.SYSTEM, 6, "api_tokens")),
             List.of(MigrationStep.load(Scope.STREAM, 1, "family"), MigrationStep.load(Scope.STREAM, 2, "fence_holders"),
                     MigrationStep.load(Scope.STREAM, 3, "cursor_versions"), MigrationStep.load(Scope.STREAM, 4, "partitions"),
-                    MigrationStep.load(Scope.STREAM, 5, "exception_row_size")));
+                    MigrationStep.load(Scope.STREAM, 5, "exception_row_size"),
+                    MigrationStep.load(Scope.STREAM, 6, "bucket_runs")));
 
     public SchemaSteps {
         system = List.copyOf(system);
