@@ -158,7 +158,8 @@ public final class Lab {
     static String[] decide(LabChecker.Check check, boolean drained, long drainTimeoutSeconds, String missingFaults,
                            String lateRedelivery) {
         String reason = failure(check);
-        boolean wrongForGood = check.unexpected() > 0 || check.orderViolations() > 0 || check.keyOverlaps() > 0;
+        boolean wrongForGood = check.unexpected() > 0 || check.orderViolations() > 0 || check.keyOverlaps() > 0
+                || check.uncountedRedeliveries() > 0;
         if (!drained && !wrongForGood) {
             if (lateRedelivery != null) {
                 return new String[] {"fail", lateRedelivery};
@@ -196,11 +197,13 @@ public final class Lab {
     /** {@code fail} when the check found anything that must be zero, else null (the caller decides pass or unknown). */
     public static String failure(LabChecker.Check check) {
         if (check.lost() > 0 || check.unexpected() > 0 || check.unbucketed() > 0 || check.orderViolations() > 0
-                || check.keyOverlaps() > 0) {
+                || check.keyOverlaps() > 0 || check.uncountedRedeliveries() > 0) {
             return "lost " + check.lost() + ", unexpected " + check.unexpected() + ", unbucketed " + check.unbucketed()
                     + ", order violations " + check.orderViolations() + " " + check.orderViolationsByGroup()
                     + ", key overlaps " + check.keyOverlaps()
-                    + (check.keyOverlapExample() == null ? "" : " (" + check.keyOverlapExample() + ")");
+                    + (check.keyOverlapExample() == null ? "" : " (" + check.keyOverlapExample() + ")")
+                    + ", uncounted redeliveries " + check.uncountedRedeliveries()
+                    + (check.uncountedExample() == null ? "" : " (" + check.uncountedExample() + ")");
         }
         return null;
     }

@@ -35,10 +35,22 @@ public final class LabChecker {
      *                               another process (must be 0)
      * @param keyOverlapExample      the first such pair, for the report (null when none)
      * @param retentionDropped       checked messages whose log partition the janitor dropped during the run
+     * @param uncountedRedeliveries  handler calls of a message in a group that came after an earlier call of it with the same
+     *                               or a higher attempt: a redelivery the engine did not count (must be 0)
+     * @param uncountedExample       the first such pair, for the report (null when none)
      */
     public record Check(long produced, long lost, long unexpected, long unbucketed, long duplicates, long orderViolations,
                         Map<String, Map<String, Long>> buckets, long committedMissing, Map<String, Long> orderViolationsByGroup,
-                        long keyOverlaps, String keyOverlapExample, long retentionDropped) {
+                        long keyOverlaps, String keyOverlapExample, long retentionDropped, long uncountedRedeliveries,
+                        String uncountedExample) {
+
+        /** A check without uncounted redeliveries. */
+        public Check(long produced, long lost, long unexpected, long unbucketed, long duplicates, long orderViolations,
+                     Map<String, Map<String, Long>> buckets, long committedMissing, Map<String, Long> orderViolationsByGroup,
+                     long keyOverlaps, String keyOverlapExample, long retentionDropped) {
+            this(produced, lost, unexpected, unbucketed, duplicates, orderViolations, buckets, committedMissing,
+                    orderViolationsByGroup, keyOverlaps, keyOverlapExample, retentionDropped, 0, null);
+        }
 
         /** A check without the per-group figures (tests of the verdict rules). */
         public Check(long produced, long lost, long unexpected, long unbucketed, long duplicates, long orderViolations,
@@ -125,6 +137,23 @@ public final class LabChecker {
                 FROM firsts f JOIN sluice_lab.msgs m ON m.id = f.message_id WHERE m.message_key IS NOT NULL)
         SELECT count(*) FROM seq WHERE prev > message_id""";
 
+    /**
+     * Every redelivery is counted: a handler call of a message in a group whose attempt is not above every earlier
+     * call's of it (in start order) — a delivery the engine made again without counting it. The lab's handlers never
+     * ask for a delay (which keeps the attempt), so none is exempt. Returns the count and the first such pair.
+     */
+    private static final String UNCOUNTED = """
+        WITH seq AS (SELECT group_name, message_id, instance, call_no, attempt, started_at,
+                            max(attempt) OVER w AS before,
+                            (array_agg(instance || ' #' || call_no || ' attempt ' || attempt) OVER w)[count(*) OVER w] AS prev
+                     FROM sluice_lab.calls
+                     WINDOW w AS (PARTITION BY group_name, message_id ORDER BY started_at, instance, call_no
+                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
+        bad AS (SELECT * FROM seq WHERE attempt <= before)
+        SELECT (SELECT count(*) FROM bad),
+               (SELECT group_name || ' message ' || message_id || ': ' || instance || ' #' || call_no || ' attempt ' || attempt
+                       || ' after ' || prev FROM bad ORDER BY started_at LIMIT 1)""";
+
     private LabChecker() {
     }
 
@@ -182,8 +211,16 @@ public final class LabChecker {
             orderViolations += v;
         }
         LabTimeline.Overlaps overlaps = LabTimeline.keyOverlaps(c, LabGroups.PARTITIONED);
+        long uncounted;
+        String uncountedExample;
+        try (PreparedStatement ps = c.prepareStatement(UNCOUNTED); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            uncounted = rs.getLong(1);
+            uncountedExample = rs.getString(2);
+        }
         return new Check(produced, unbucketed + committedMissing, unexpected, unbucketed, duplicates, orderViolations,
-                buckets, committedMissing, byGroup, overlaps.count(), overlaps.example(), retentionDropped);
+                buckets, committedMissing, byGroup, overlaps.count(), overlaps.example(), retentionDropped, uncounted,
+                uncountedExample);
     }
 
     static long scalar(Connection c, String sql) throws SQLException {

@@ -33,6 +33,7 @@ final class LabSummary {
         m.put("order_violations_by_group", check == null ? null : check.orderViolationsByGroup());
         // The partitioned group: calls of a key that ran in two processes at once (must be 0).
         m.put("key_overlaps", check == null ? null : check.keyOverlaps());
+        m.put("uncounted_redeliveries", check == null ? null : check.uncountedRedeliveries());
         if (check != null && check.keyOverlapExample() != null) {
             m.put("key_overlap_example", check.keyOverlapExample());
         }
@@ -82,6 +83,7 @@ final class LabSummary {
             streams.put("duplicates", check.duplicates());
             streams.put("order_violations", check.orderViolations());
             streams.put("key_overlaps", check.keyOverlaps());
+            streams.put("uncounted_redeliveries", check.uncountedRedeliveries());
             streams.put("retention_dropped", check.retentionDropped());
             streams.put("failure", Lab.failure(check));
             m.put(LabEngines.STREAMS, streams);

@@ -235,6 +235,24 @@ class LabTest {
                         .isGreaterThan(Lab.redeliveryBoundSeconds(quiet));
                 s.execute("ROLLBACK");
             }
+
+            // 8. A message delivered again without its attempt counted (as a partitioned bucket's re-run once was): the
+            // second call's attempt is not above the first's.
+            try (Statement s = c.createStatement()) {
+                s.execute("BEGIN");
+                s.execute("INSERT INTO sluice_lab.handler_call (group_name, instance, call_no, message_id, tag, attempt, started_at,"
+                        + " ended_at, outcome) SELECT group_name, 'sabotage-u', 1, message_id, tag, attempt, started_at + interval '1 h',"
+                        + " ended_at + interval '1 h', outcome FROM sluice_lab.handler_call WHERE group_name = 'parallel'"
+                        + " AND message_id = " + victim + " AND outcome = 'success'");
+                LabChecker.Check broken = LabChecker.check(c, streamId);
+                assertThat(broken.uncountedRedeliveries()).isEqualTo(1);
+                assertThat(broken.uncountedExample()).contains("parallel message " + victim).contains("sabotage-u #1 attempt 1");
+                assertThat(Lab.failure(broken)).contains("uncounted redeliveries 1");
+                // Counted (attempt 2), the same redelivery is fine.
+                s.execute("UPDATE sluice_lab.handler_call SET attempt = 2 WHERE instance = 'sabotage-u'");
+                assertThat(LabChecker.check(c, streamId).uncountedRedeliveries()).isZero();
+                s.execute("ROLLBACK");
+            }
         }
 
         // 6. A cursor advanced past a message nobody resolved (produced while no consumer runs).
