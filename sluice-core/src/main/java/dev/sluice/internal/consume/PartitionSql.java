@@ -103,6 +103,9 @@ final class PartitionSql {
         // The commit of positions need not wait for its WAL flush (synchronous_commit off, transaction-local): a
         // server crash can only forget the newest commits — their positions and outcome rows together, so their
         // messages run again; nothing is skipped.
+        // Both this and the fetch's mark write the buckets' next versions in bucket order (their MATERIALIZED lists are
+        // sorted), so a member's commit and its own claim that meet on the same buckets wait for each other in one
+        // order and never deadlock.
         // A position that stays below the highest id handed out keeps the runs (a carried idle position while a
         // batch above it runs); one at or past it starts again at 0. A fetch's mark (below) may have written version
         // seq + 1 meanwhile: the move then lands on that version.
@@ -110,7 +113,7 @@ final class PartitionSql {
         this.advance = "SELECT set_config('synchronous_commit', 'off', true);\n"
                 + "WITH x AS (SELECT * FROM unnest(?::int[], ?::bigint[]) AS x(bucket, position)),"
                 + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, x.position AS next, c.runs, c.run_high"
-                + "   FROM x CROSS JOIN LATERAL " + current + " c WHERE x.position > c.position),"
+                + "   FROM x CROSS JOIN LATERAL " + current + " c WHERE x.position > c.position ORDER BY x.bucket),"
                 + " ins AS (INSERT INTO " + pc + " AS v (consumer_group_id, bucket, seq, position, runs, run_high)"
                 + "   SELECT consumer_group_id, bucket, seq + 1, next, CASE WHEN " + keep.formatted("cur", "next") + " THEN runs ELSE 0 END,"
                 + "     CASE WHEN " + keep.formatted("cur", "next") + " THEN run_high END FROM cur"
@@ -145,7 +148,8 @@ final class PartitionSql {
                 // (a carried position) may take seq + 1 first: the mark is then skipped, the runs read stay right.
                 + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, c.position, c.updated_at, c.runs, c.run_high, t.top"
                 + "   FROM (SELECT b, max(id) AS top FROM picked GROUP BY b) t"
-                + "   CROSS JOIN LATERAL (SELECT * FROM " + pc + " WHERE consumer_group_id = ? AND bucket = t.b ORDER BY seq DESC LIMIT 1) c),"
+                + "   CROSS JOIN LATERAL (SELECT * FROM " + pc + " WHERE consumer_group_id = ? AND bucket = t.b ORDER BY seq DESC LIMIT 1) c"
+                + "   ORDER BY t.b),"
                 + " mark AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position, updated_at, runs, run_high)"
                 + "   SELECT consumer_group_id, bucket, seq + 1, position, updated_at, runs + 1, greatest(run_high, top) FROM cur"
                 + "   ON CONFLICT DO NOTHING RETURNING bucket, seq - 1 AS replaced),"
