@@ -104,8 +104,9 @@ final class PartitionSql {
         // server crash can only forget the newest commits — their positions and outcome rows together, so their
         // messages run again; nothing is skipped.
         // Both this and the fetch's mark write the buckets' next versions in bucket order (their MATERIALIZED lists are
-        // sorted), so a member's commit and its own claim that meet on the same buckets wait for each other in one
-        // order and never deadlock.
+        // sorted) and only then delete the versions they replace (the deletion reads the insertion's RETURNING, so it
+        // runs after it): a member's commit and its own claim that meet on the same buckets wait for each other at
+        // the first shared insertion, in one order, and never deadlock (BucketMarkRaceTest).
         // A position that stays below the highest id handed out keeps the runs (a carried idle position while a
         // batch above it runs); one at or past it starts again at 0. A fetch's mark (below) may have written version
         // seq + 1 meanwhile: the move then lands on that version.
@@ -120,9 +121,9 @@ final class PartitionSql {
                 + "   ON CONFLICT (consumer_group_id, bucket, seq) DO UPDATE SET position = greatest(v.position, excluded.position),"
                 + "     runs = CASE WHEN " + keep.formatted("v", "greatest(v.position, excluded.position)") + " THEN v.runs ELSE 0 END,"
                 + "     run_high = CASE WHEN " + keep.formatted("v", "greatest(v.position, excluded.position)") + " THEN v.run_high END,"
-                + "     updated_at = now())"
-                + " DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = ANY(ARRAY(SELECT bucket FROM cur))"
-                + "   AND seq = ANY(ARRAY(SELECT seq FROM cur))";
+                + "     updated_at = now() RETURNING bucket, seq - 1 AS replaced)"
+                + " DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = ANY(ARRAY(SELECT bucket FROM ins))"
+                + "   AND seq = ANY(ARRAY(SELECT replaced FROM ins))";
         String all = "(SELECT c.* FROM generate_series(0, greatest((SELECT max(bucket) FROM " + pc
                 + " WHERE consumer_group_id = ?), -1)) AS b(n) CROSS JOIN LATERAL (SELECT * FROM " + pc
                 + " WHERE consumer_group_id = ? AND bucket = b.n ORDER BY seq DESC LIMIT 1) c)";

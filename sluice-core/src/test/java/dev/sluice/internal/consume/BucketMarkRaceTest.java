@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * The commit of a carried position and a fetch's mark of the same bucket can both write the bucket's next version
  * (a member carries an idle bucket's position while a claim hands the bucket out). Whichever comes second must
  * neither fail nor lose the other's write: the commit lands on the mark's version (moving the position, keeping the
- * runs while the position stays below run_high), and the mark never breaks a commit.
+ * runs while the position stays below run_high), and the mark never breaks a commit. Both insert before they delete,
+ * so the two never wait for each other in a cycle (a commit that deleted first deadlocked with a mark).
  */
 @SluiceTest
 class BucketMarkRaceTest {
@@ -68,11 +69,6 @@ class BucketMarkRaceTest {
                     ps.setLong(3, before[1]);
                     ps.executeUpdate();
                 }
-                try (PreparedStatement ps = mark.prepareStatement("DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = 0 AND seq = ?")) {
-                    ps.setLong(1, gid);
-                    ps.setLong(2, before[0]);
-                    ps.executeUpdate();
-                }
                 // The commit of a carried position (100, below the mark's run_high) read the old version and now waits
                 // on the mark's insert of the same seq.
                 CompletableFuture<Void> commit = CompletableFuture.runAsync(() -> {
@@ -91,6 +87,14 @@ class BucketMarkRaceTest {
                     }
                 });
                 assertThat(commit).isNotDone();
+                // The mark goes on to delete the version it replaced: the commit has not touched it (it waits at its
+                // insertion, before its deletion), so this does not wait on the commit — no deadlock.
+                mark.createStatement().execute("SET lock_timeout = '5s'"); // a wait here would be the deadlock: fail, do not hang
+                try (PreparedStatement ps = mark.prepareStatement("DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = 0 AND seq = ?")) {
+                    ps.setLong(1, gid);
+                    ps.setLong(2, before[0]);
+                    assertThat(ps.executeUpdate()).isEqualTo(1);
+                }
                 mark.commit();
                 commit.get(10, TimeUnit.SECONDS);
                 long[] after = current(probe, pc, gid);
