@@ -54,8 +54,9 @@ final class BucketBatch extends OutcomeRecord {
 
     /**
      * A clean stop before the batch finished: every message neither resolved nor given a row becomes a
-     * {@code ready} row due now (the unfinished delivery not counted), so the position can still move to
-     * {@link #high} — nothing completed runs again, and what did not finish runs as a row, in key order.
+     * {@code ready} row due now, so the position can still move to {@link #high} — nothing completed runs again, and
+     * what did not finish runs as a row, in key order. A message whose handler was started here keeps that delivery
+     * counted (its next one is a redelivery); one never started does not spend an attempt.
      */
     synchronized List<OutcomeRow> rowsWithUnfinished() {
         List<OutcomeRow> rows = rowsSnapshot();
@@ -64,7 +65,8 @@ final class BucketBatch extends OutcomeRecord {
         List<OutcomeRow> all = new ArrayList<>(rows);
         for (Fetched f : messages) {
             if (!written.contains(f.id())) {
-                all.add(new OutcomeRow(f.id(), RowStatus.READY, f.messageKey(), 0, 0, 0, null, null));
+                int delivered = runs.attempt(f.id()) - (started.contains(f.id()) ? 0 : 1);
+                all.add(new OutcomeRow(f.id(), RowStatus.READY, f.messageKey(), delivered, 0, 0, null, null));
             }
         }
         return all;

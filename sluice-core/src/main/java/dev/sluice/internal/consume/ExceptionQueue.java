@@ -45,6 +45,11 @@ final class ExceptionQueue<T> {
     private final Outcomes outcomes;
     /** The rows this consumer runs now (their leases are renewed). */
     final Set<Long> inFlight = ConcurrentHashMap.newKeySet();
+    /**
+     * Rows in flight whose handler was started: given back at a clean stop, their delivery stays counted (it happened);
+     * a row claimed but not started gives its attempt back.
+     */
+    private final Set<Long> started = ConcurrentHashMap.newKeySet();
     /** A partitioned member: its bucket count and the buckets it owns now (rows of others are not claimed); else 0, null. */
     private final int partitions;
     private final java.util.function.Supplier<Integer[]> ownedBuckets;
@@ -93,6 +98,7 @@ final class ExceptionQueue<T> {
                     run(f, row);
                 } finally {
                     inFlight.remove(f.id());
+                    started.remove(f.id());
                     outstanding.decrementAndGet();
                     afterEach.run();
                 }
@@ -171,6 +177,7 @@ final class ExceptionQueue<T> {
                 held = !h.released();
                 if (taken >= 0) {
                     inFlight.remove(taken);
+                    started.remove(taken);
                     taken = -1;
                 }
                 if (h.next() == null) {
@@ -190,6 +197,7 @@ final class ExceptionQueue<T> {
         } finally {
             if (taken >= 0) {
                 inFlight.remove(taken);
+                started.remove(taken);
             }
             if (held) {
                 keys.releaseRow(f.messageKey());
@@ -202,6 +210,7 @@ final class ExceptionQueue<T> {
         if (checkSkip && delivery.skip(f, delivery.bindings(f.id()))) {
             return RowWrite.resolved(f.id());
         }
+        started.add(f.id());
         Outcome out = delivery.deliver(f, row.attempt(), row.delays());
         Outcomes.Decision d = outcomes.decide(f.id(), f.messageKey(), out, row.attempt(), row.delays());
         ctx.stats.count(d.kind());
@@ -386,9 +395,12 @@ final class ExceptionQueue<T> {
     /** Gives a row back on a clean stop ({@link ExceptionSql#releaseRow}), in the caller's transaction. */
     void release(Connection c, long id) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.releaseRow)) {
-            ps.setLong(1, ctx.groupId());
-            ps.setLong(2, id);
-            ps.setObject(3, ctx.token);
+            ps.setBoolean(1, started.contains(id));
+            ps.setInt(2, ctx.g.config().retry().maxAttempts());
+            ps.setBoolean(3, ctx.logMode != DeliveryLogMode.OFF);
+            ps.setLong(4, ctx.groupId());
+            ps.setLong(5, id);
+            ps.setObject(6, ctx.token);
             ps.executeUpdate();
         }
     }

@@ -45,8 +45,11 @@ final class ExceptionSql {
     final String deleteRow;
 
     /**
-     * Gives a row back on a clean stop: {@code ready} and due now, the attempt not counted (it never finished).
-     * Not an expired lease, which the row claim would count as a spent delivery.
+     * Gives a row back on a clean stop: {@code ready} and due now. The claim's attempt stays counted when the row's
+     * handler was started (it outlived the shutdown: its next delivery is a redelivery), and is given back when it was
+     * not; a started delivery that was the row's last goes {@code dead} instead ({@code stopped: delivery N of M was
+     * still running when its consumer stopped}, logged unless the delivery log is off), as an expired one does.
+     * Parameters: started, max attempts, logged, group, id, owner.
      */
     final String releaseRow;
 
@@ -149,10 +152,19 @@ final class ExceptionSql {
                 + " AND lease_expires_at > now()";
         this.deleteRow = "DELETE FROM " + t.exceptionQueue() + " WHERE consumer_group_id = ? AND message_id = ? AND status = 'inflight'"
                 + " AND lease_owner = ? AND lease_expires_at > now()";
-        this.releaseRow = "UPDATE " + t.exceptionQueue() + " SET status = 'ready', can_run_after = now(), lease_owner = NULL,"
-                + " lease_expires_at = NULL, attempts = greatest(attempts - 1, 0), updated_at = now()"
-                + " WHERE consumer_group_id = ? AND message_id = ? AND status = 'inflight' AND lease_owner = ?"
-                + " AND lease_expires_at > now()";
+        String spent = "(a.started AND e.attempts >= a.max)";
+        this.releaseRow = "WITH a AS (SELECT ?::boolean AS started, ?::int AS max, ?::boolean AS logged),"
+                + " r AS (UPDATE " + t.exceptionQueue() + " e SET status = CASE WHEN " + spent + " THEN 'dead' ELSE 'ready' END,"
+                + "   dead_at = CASE WHEN " + spent + " THEN now() END,"
+                + "   last_error = CASE WHEN " + spent + " THEN 'stopped: delivery ' || e.attempts || ' of ' || a.max"
+                + "     || ' was still running when its consumer stopped' ELSE e.last_error END,"
+                + "   error_stack = CASE WHEN " + spent + " THEN NULL ELSE e.error_stack END,"
+                + "   can_run_after = now(), lease_owner = NULL, lease_expires_at = NULL,"
+                + "   attempts = CASE WHEN a.started THEN e.attempts ELSE greatest(e.attempts - 1, 0) END, updated_at = now()"
+                + "   FROM a WHERE e.consumer_group_id = ? AND e.message_id = ? AND e.status = 'inflight' AND e.lease_owner = ?"
+                + "   AND e.lease_expires_at > now() RETURNING e.consumer_group_id, e.message_id, e.attempts, e.status, e.last_error)"
+                + " INSERT INTO " + t.deliveryLog() + " (consumer_group_id, message_id, attempt, status, error)"
+                + " SELECT r.consumer_group_id, r.message_id, r.attempts, 'dead', r.last_error FROM r, a WHERE r.status = 'dead' AND a.logged";
         this.renewRows = "UPDATE " + t.exceptionQueue() + " SET lease_expires_at = now() + make_interval(secs => ?)"
                 + " WHERE consumer_group_id = ? AND message_id = ANY(?) AND status = 'inflight' AND lease_owner = ?"
                 + " AND lease_expires_at > now() RETURNING message_id";

@@ -267,7 +267,8 @@ public final class GroupConsumer<T> implements Consumption {
             claimFirst = true; // more is waiting
         }
         delivery.claimed(r.newClaimed(), r.bindingsJson(), r.headWithBindings());
-        ranges.start(new RangeWork(r.leaseId(), r.oldClaimed() + 1, r.newClaimed(), 0, Set.of()), r.messages());
+        ranges.start(new RangeWork(r.leaseId(), r.oldClaimed() + 1, r.newClaimed(), 0, Set.of(), start + o.leaseTimeout().toNanos()),
+                r.messages());
         return r;
     }
 

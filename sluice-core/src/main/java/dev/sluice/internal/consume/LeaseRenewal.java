@@ -53,9 +53,10 @@ final class LeaseRenewal {
                 ConsumerContext.log.warn("lease renewal is late: group={} {} ms since the last one (lease {} ms)",
                         ctx.g.groupName(), TimeUnit.NANOSECONDS.toMillis(started - lastRenewal), ctx.o.leaseTimeout().toMillis());
             }
-            ctx.db.transaction("renew leases", c -> {
+            Set<Long> renewedRanges = ctx.db.transaction("renew leases", c -> {
+                Set<Long> renewed = Set.of();
                 if (!open.isEmpty()) {
-                    Set<Long> renewed = claims.renew(c, open);
+                    renewed = claims.renew(c, open);
                     for (RangeWork w : open) {
                         if (!renewed.contains(w.leaseId)) {
                             w.lost = true;
@@ -68,8 +69,14 @@ final class LeaseRenewal {
                     queue.renew(c, rowIds);
                 }
                 keys.renew(c);
-                return null;
+                return renewed;
             });
+            // Committed: the renewed ranges hold until a lease after this renewal was sent, by this process's clock.
+            for (RangeWork w : open) {
+                if (renewedRanges.contains(w.leaseId)) {
+                    w.heldUntilNanos = started + ctx.o.leaseTimeout().toNanos();
+                }
+            }
             lastRenewal = System.nanoTime();
         } catch (RuntimeException e) {
             ctx.warn("lease renewal failed", e);

@@ -20,6 +20,11 @@ abstract class OutcomeRecord {
      * renewal writes this set to its lease, so it never holds an id whose outcome row exists only in memory.
      */
     final Set<Long> resolved = ConcurrentHashMap.newKeySet();
+    /**
+     * Ids whose handler was started here. One started but neither resolved nor given a row when the work is given back
+     * at a clean stop was delivered without an outcome: its next delivery is a redelivery and counts an attempt.
+     */
+    final Set<Long> started = ConcurrentHashMap.newKeySet();
     /** Outcome rows (retry, dead, deferred, scheduled) to write with the completion. */
     private final List<OutcomeRow> rows = new ArrayList<>();
     /** Delivery-log events to write with the completion. */
@@ -50,7 +55,18 @@ abstract class OutcomeRecord {
 
     /** Delivers one message at {@code attempt} and records its outcome here. Returns the row status written, null for success. */
     <T> RowStatus runOne(ConsumerContext ctx, Delivery<T> delivery, Outcomes outcomes, Fetched f, int attempt) {
+        started.add(f.id());
         return record(ctx, outcomes, f, delivery.deliver(f, attempt, 0), attempt);
+    }
+
+    /** Whether a handler started here has no outcome yet (neither resolved nor given a row). */
+    synchronized boolean anyUnfinished() {
+        if (started.isEmpty()) {
+            return false;
+        }
+        Set<Long> done = new java.util.HashSet<>(resolved);
+        rows.forEach(r -> done.add(r.id()));
+        return !done.containsAll(started);
     }
 
     /** Records the outcome of one delivery of a message of this work. Returns the row status written, null for success. */

@@ -158,6 +158,7 @@ final class RangeClaims {
 
     /** Takes over the lowest expired range, or quarantines it after too many reclaims. */
     Reclaim reclaim() {
+        long sent = System.nanoTime();
         return ctx.db.transaction("reclaim a range", c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.reclaimRange)) {
                 ps.setObject(1, ctx.token);
@@ -186,7 +187,8 @@ final class RangeClaims {
                         }
                         return new Reclaim.Quarantined();
                     }
-                    return new Reclaim.Taken(new RangeWork(id, low, high, reclaims, new HashSet<>(Arrays.asList(resolved))));
+                    return new Reclaim.Taken(new RangeWork(id, low, high, reclaims, new HashSet<>(Arrays.asList(resolved)),
+                            sent + ctx.o.leaseTimeout().toNanos()));
                 }
             }
         });
@@ -213,12 +215,16 @@ final class RangeClaims {
         return ctx.db.autoCommitReplayable("complete a range", c -> complete(c, w));
     }
 
-    /** Gives a range's lease back at once (taken over now, not counted as a reclaim), keeping {@code resolved}. */
-    void release(Connection c, RangeWork w, Set<Long> resolved) throws SQLException {
+    /**
+     * Gives a range's lease back at once, keeping {@code resolved}: taken over now, and not counted as a reclaim unless
+     * {@code unfinished} (a handler started here got no outcome, so its message is delivered again).
+     */
+    void release(Connection c, RangeWork w, Set<Long> resolved, boolean unfinished) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.releaseRange)) {
-            ps.setArray(1, c.createArrayOf("int8", resolved.toArray()));
-            ps.setLong(2, w.leaseId);
-            ps.setObject(3, ctx.token);
+            ps.setBoolean(1, !unfinished);
+            ps.setArray(2, c.createArrayOf("int8", resolved.toArray()));
+            ps.setLong(3, w.leaseId);
+            ps.setObject(4, ctx.token);
             ps.executeUpdate();
         }
     }

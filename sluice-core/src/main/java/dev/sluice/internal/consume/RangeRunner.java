@@ -78,7 +78,7 @@ final class RangeRunner<T> {
                 open.remove(w.leaseId);
                 try {
                     ctx.db.transaction("give back a range", c -> {
-                        claims.release(c, w, w.resolved);
+                        claims.release(c, w, w.resolved, false);
                         return null;
                     });
                 } catch (RuntimeException release) {
@@ -115,10 +115,11 @@ final class RangeRunner<T> {
                 if (later) {
                     // The outcome arrives later (AsyncHandler): the message starts here, on the loop, and its outcome
                     // is recorded on the thread that completes it; no thread waits per message.
+                    w.started.add(f.id());
                     delivery.deliverLater(f, attempt, out -> recordLater(w, f, out, attempt));
                 } else {
                     submit.accept(() -> {
-                        runOne(w, f, attempt);
+                        runOneHeld(w, f, attempt);
                         finishOne(w);
                     });
                 }
@@ -148,7 +149,7 @@ final class RangeRunner<T> {
             outstanding.addAndGet(tasks);
             for (Fetched f : keyless) {
                 submit.accept(() -> {
-                    runOne(w, f, attempt);
+                    runOneHeld(w, f, attempt);
                     finishOne(w);
                 });
             }
@@ -242,10 +243,34 @@ final class RangeRunner<T> {
                 deferOne(w, f, attempt);
                 continue;
             }
+            if (!w.held()) {
+                notStarted(w, f, attempt);
+                continue;
+            }
             RowStatus status = runOne(w, f, attempt);
             if (ctx.policy == ConcurrencyPolicy.ORDERED && status == RowStatus.READY) {
                 blocked = true;
             }
+        }
+    }
+
+    /**
+     * A message whose turn came after the range's lease ran out by this process's clock (a renewal failed or came
+     * late — a database restart, a stall — while an earlier message of its chain, or the handlers before it, ran): it
+     * is not started, since another consumer may have taken the range over and run it already. It becomes a
+     * {@code ready} row (its attempt not spent) in case the completion is still accepted; if it is refused, the new
+     * holder runs it.
+     */
+    private void notStarted(RangeWork w, Fetched f, int attempt) {
+        w.addRow(new OutcomeRow(f.id(), RowStatus.READY, f.messageKey(), attempt - 1, 0, 0, null, null));
+    }
+
+    /** Runs one message of a range unless its lease ran out meanwhile; records its outcome in the range. */
+    private void runOneHeld(RangeWork w, Fetched f, int attempt) {
+        if (w.held()) {
+            runOne(w, f, attempt);
+        } else {
+            notStarted(w, f, attempt);
         }
     }
 
@@ -314,10 +339,15 @@ final class RangeRunner<T> {
         }
     }
 
-    /** A clean stop: gives an unfinished range back with what is resolved so far (its rows written with it). */
+    /**
+     * A clean stop: gives an unfinished range back with what is resolved so far (its rows written with it). When a
+     * handler started here has no outcome (it outlived the shutdown timeout), the next holder's takeover counts as a
+     * reclaim — its deliveries are attempt {@code reclaims + 1}, as after an expiry — since that message is delivered
+     * again; a range given back with nothing started and unfinished is taken over uncounted.
+     */
     void release(java.sql.Connection c, RangeWork w) throws java.sql.SQLException {
         queue.insertRows(c, w.rowsSnapshot());
         queue.insertEvents(c, w.eventsSnapshot());
-        claims.release(c, w, w.resolvedWithRows());
+        claims.release(c, w, w.resolvedWithRows(), w.anyUnfinished());
     }
 }

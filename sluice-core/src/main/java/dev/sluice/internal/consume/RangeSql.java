@@ -119,7 +119,11 @@ final class RangeSql {
      */
     final String completeRange;
 
-    /** Releasing a range on a clean stop: taken over at once, resolved ids kept. */
+    /**
+     * Releasing a range on a clean stop: taken over at once, resolved ids kept; the takeover is not counted as a
+     * reclaim when {@code released} is set (nothing started there is without an outcome). Parameters: released,
+     * resolved ids, lease id, owner token.
+     */
     final String releaseRange;
 
     /**
@@ -249,7 +253,7 @@ final class RangeSql {
                 + "   AND expires_at <= now() ORDER BY low LIMIT 1 FOR UPDATE SKIP LOCKED)"
                 + " RETURNING id, low, high, reclaims, resolved";
         this.completeRange = "DELETE FROM " + t.claimLease() + " WHERE id = ? AND owner_token = ? AND expires_at > now() RETURNING low";
-        this.releaseRange = "UPDATE " + t.claimLease() + " SET expires_at = now(), released = true, resolved = ?"
+        this.releaseRange = "UPDATE " + t.claimLease() + " SET expires_at = now(), released = ?, resolved = ?"
                 + " WHERE id = ? AND owner_token = ? AND expires_at > now()";
         this.renewRanges = "UPDATE " + t.claimLease() + " l SET expires_at = now() + make_interval(secs => ?), resolved = r.resolved"
                 + " FROM (SELECT * FROM unnest(?::bigint[], ?::text[]) AS x(id, resolved_text)) x,"

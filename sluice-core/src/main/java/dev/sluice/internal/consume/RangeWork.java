@@ -15,13 +15,24 @@ final class RangeWork extends OutcomeRecord {
     final AtomicInteger remaining = new AtomicInteger();
     volatile boolean lost;
     volatile boolean done;
+    /**
+     * Until when the lease holds by this process's clock ({@link System#nanoTime}): the time the claim or the last
+     * successful renewal was sent, plus the lease. No delivery of the range starts after it.
+     */
+    volatile long heldUntilNanos;
 
-    RangeWork(long leaseId, long low, long high, int reclaims, Set<Long> resolvedBefore) {
+    RangeWork(long leaseId, long low, long high, int reclaims, Set<Long> resolvedBefore, long heldUntilNanos) {
+        this.heldUntilNanos = heldUntilNanos;
         this.leaseId = leaseId;
         this.low = low;
         this.high = high;
         this.reclaims = reclaims;
         this.resolved.addAll(resolvedBefore);
+    }
+
+    /** Whether a delivery may start now: the lease was not lost and holds by this process's clock. */
+    boolean held() {
+        return !lost && System.nanoTime() - heldUntilNanos < 0;
     }
 
     /** Resolved ids plus the ids whose rows are written in the same transaction (release). */

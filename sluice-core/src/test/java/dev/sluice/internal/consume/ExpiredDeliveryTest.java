@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A delivery whose row lease expires (its handler hung, or its process died) counts as an attempt: after
  * {@code maxAttempts} deliveries the row is dead ("expired: …") instead of being handed out again, and
- * every expiry is in the delivery log. The lease is expired by an UPDATE, so nothing waits on a clock.
+ * every expiry is in the delivery log. A row given back by a clean close while its handler runs keeps that delivery
+ * counted the same way. The lease is expired by an UPDATE, so nothing waits on a clock.
  */
 @SluiceTest
 class ExpiredDeliveryTest {
@@ -155,32 +156,41 @@ class ExpiredDeliveryTest {
         }
     }
 
+    /**
+     * Runs attempt 1 (it fails) and attempt 2 as a row that is still running when the consumer closes, under
+     * {@code maxAttempts}; returns the row's status after the close.
+     */
+    private static String closeWhileTheSecondAttemptRuns(TestDatabase db, ConsumerGroup<String> group, long sid, long gid, long id)
+            throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        var first = group.consume(m -> {
+            if (m.attempt() == 1) {
+                throw new IllegalStateException("first attempt fails");
+            }
+            running.countDown();
+            release.await();
+            return Outcome.success();
+        }, FAST);
+        try {
+            assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
+            first.close(); // attempt 2 is still running: its row goes back at once, the delivery counted
+        } finally {
+            release.countDown();
+        }
+        return status(db, sid, gid, id);
+    }
+
     @Test
-    void aRowReleasedByACleanCloseIsNotAnExpiryAndKeepsItsAttempt(TestDatabase db) throws Exception {
+    void aRowReleasedByACleanCloseWhileItsHandlerRunsKeepsThatDeliveryCounted(TestDatabase db) throws Exception {
         try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
             long sid = sluice.stream("released").register().id();
             ConsumerGroup<String> group = sluice.stream("released", String.class).consumerGroup("g");
             long gid = group.register(GroupConfig.builder().deliveryLogMode(DeliveryLogMode.FAILURES)
-                    .retry(RetryPolicy.DEFAULT.withMaxAttempts(2).withBackoff(Duration.ofMillis(10), 2.0, Duration.ofMillis(10)))
+                    .retry(RetryPolicy.DEFAULT.withMaxAttempts(3).withBackoff(Duration.ofMillis(10), 2.0, Duration.ofMillis(10)))
                     .build()).id();
             long id = sluice.stream("released", String.class).producer().produce("m").id();
-            CountDownLatch running = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            var first = group.consume(m -> {
-                if (m.attempt() == 1) {
-                    throw new IllegalStateException("first attempt fails");
-                }
-                running.countDown();
-                release.await();
-                return Outcome.success();
-            }, FAST);
-            try {
-                assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
-                first.close(); // attempt 2 is still running: its row goes back at once, the attempt not counted
-            } finally {
-                release.countDown();
-            }
-            assertThat(status(db, sid, gid, id)).isEqualTo("ready");
+            assertThat(closeWhileTheSecondAttemptRuns(db, group, sid, gid, id)).isEqualTo("ready");
             List<Integer> attempts = new java.util.concurrent.CopyOnWriteArrayList<>();
             try (var second = group.consume(m -> {
                 attempts.add(m.attempt());
@@ -188,9 +198,29 @@ class ExpiredDeliveryTest {
             }, FAST)) {
                 await().atMost(Duration.ofSeconds(20)).until(() -> status(db, sid, gid, id) == null);
             }
-            assertThat(attempts).containsExactly(2);
+            // Delivered again after the stop: the third delivery, not a second "attempt 2".
+            assertThat(attempts).containsExactly(3);
             assertThat(events(db, sid, gid, id)).extracting(Event::attempt, Event::status)
                     .containsExactly(org.assertj.core.groups.Tuple.tuple(1, "failed"));
+        }
+    }
+
+    @Test
+    void aRowWhoseLastDeliveryWasStillRunningAtACleanCloseIsDead(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            long sid = sluice.stream("released-last").register().id();
+            ConsumerGroup<String> group = sluice.stream("released-last", String.class).consumerGroup("g");
+            long gid = group.register(GroupConfig.builder().deliveryLogMode(DeliveryLogMode.FAILURES)
+                    .retry(RetryPolicy.DEFAULT.withMaxAttempts(2).withBackoff(Duration.ofMillis(10), 2.0, Duration.ofMillis(10)))
+                    .build()).id();
+            long id = sluice.stream("released-last", String.class).producer().produce("m").id();
+            // Its second delivery was its last: as with an expired one, it is not handed out a third time.
+            assertThat(closeWhileTheSecondAttemptRuns(db, group, sid, gid, id)).isEqualTo("dead");
+            List<DeadLetter> dead = group.admin().deadLetters(null, 10).items();
+            assertThat(dead).hasSize(1);
+            assertThat(dead.get(0).lastError()).isEqualTo("stopped: delivery 2 of 2 was still running when its consumer stopped");
+            assertThat(events(db, sid, gid, id)).extracting(Event::attempt, Event::status)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple(1, "failed"), org.assertj.core.groups.Tuple.tuple(2, "dead"));
         }
     }
 

@@ -79,6 +79,52 @@ class LeaseTest {
     }
 
     @Test
+    void aHolderWhoseLeaseRanOutByItsOwnClockStartsNothingMoreOfTheRange(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
+            sluice.stream("late-chain").register();
+            ConsumerGroup<String> group = sluice.stream("late-chain", String.class).consumerGroup("g");
+            group.register(GroupConfig.builder().concurrency(dev.sluice.ConcurrencyPolicy.ORDERED).build());
+            Producer<String> p = sluice.stream("late-chain", String.class).producer();
+            p.produce("m0", dev.sluice.ProduceOptions.key("k"));
+            p.produce("m1", dev.sluice.ProduceOptions.key("k"));
+            CountDownLatch stuck = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            List<String> byA = new java.util.concurrent.CopyOnWriteArrayList<>();
+            List<String> byB = new java.util.concurrent.CopyOnWriteArrayList<>();
+            ConsumeOptions opts = ConsumeOptions.defaults().withLeaseTimeout(Duration.ofSeconds(1))
+                    .withPollInterval(Duration.ofMillis(50)).withShutdownTimeout(Duration.ofSeconds(1));
+            // A runs m0 of the key's chain and stalls in it while its renewals stop (a database restart, a pause).
+            GroupConsumer<String> a = (GroupConsumer<String>) group.consume(m -> {
+                byA.add(m.payload() + ":" + m.attempt());
+                if (m.payload().equals("m0")) {
+                    stuck.countDown();
+                    release.await();
+                }
+                return Outcome.success();
+            }, opts);
+            try {
+                assertThat(stuck.await(10, TimeUnit.SECONDS)).isTrue();
+                a.renewalSuspended = true;
+                try (Consumption b = group.consume(m -> {
+                    byB.add(m.payload() + ":" + m.attempt());
+                    return Outcome.success();
+                }, opts)) {
+                    // B takes the expired range over and runs the whole chain as attempt 2.
+                    await().atMost(Duration.ofSeconds(20)).until(() -> byB.size() == 2);
+                    assertThat(byB).containsExactly("m0:2", "m1:2");
+                    // A's m0 ends: its chain's next message is not started — A's lease ran out by its own clock.
+                    release.countDown();
+                    await().atMost(Duration.ofSeconds(10)).until(() -> a.stats().leasesLost() >= 1);
+                    assertThat(byA).containsExactly("m0:1");
+                }
+            } finally {
+                release.countDown();
+                a.close();
+            }
+        }
+    }
+
+    @Test
     void renewalKeepsASlowHandlersRange(TestDatabase db) throws Exception {
         try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).build()) {
             sluice.stream("slow").register();
