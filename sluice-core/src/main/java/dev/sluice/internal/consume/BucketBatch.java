@@ -2,7 +2,6 @@ package dev.sluice.internal.consume;
 
 import dev.sluice.internal.consume.RangeWork.OutcomeRow;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,10 +58,8 @@ final class BucketBatch extends OutcomeRecord {
      * counted (its next one is a redelivery); one never started does not spend an attempt.
      */
     synchronized List<OutcomeRow> rowsWithUnfinished() {
-        List<OutcomeRow> rows = rowsSnapshot();
-        Set<Long> written = new HashSet<>(resolved);
-        rows.forEach(r -> written.add(r.id()));
-        List<OutcomeRow> all = new ArrayList<>(rows);
+        Set<Long> written = resolvedWithRows();
+        List<OutcomeRow> all = new ArrayList<>(rowsSnapshot());
         for (Fetched f : messages) {
             if (!written.contains(f.id())) {
                 int delivered = runs.attempt(f.id()) - (started.contains(f.id()) ? 0 : 1);

@@ -59,14 +59,16 @@ abstract class OutcomeRecord {
         return record(ctx, outcomes, f, delivery.deliver(f, attempt, 0), attempt);
     }
 
+    /** Resolved ids plus the ids that have an outcome row here (written in the same transaction). */
+    synchronized Set<Long> resolvedWithRows() {
+        Set<Long> all = new java.util.HashSet<>(resolved);
+        rows.forEach(r -> all.add(r.id()));
+        return all;
+    }
+
     /** Whether a handler started here has no outcome yet (neither resolved nor given a row). */
-    synchronized boolean anyUnfinished() {
-        if (started.isEmpty()) {
-            return false;
-        }
-        Set<Long> done = new java.util.HashSet<>(resolved);
-        rows.forEach(r -> done.add(r.id()));
-        return !done.containsAll(started);
+    boolean anyUnfinished() {
+        return !started.isEmpty() && !resolvedWithRows().containsAll(started);
     }
 
     /** Records the outcome of one delivery of a message of this work. Returns the row status written, null for success. */

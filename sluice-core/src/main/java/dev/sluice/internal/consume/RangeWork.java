@@ -35,12 +35,6 @@ final class RangeWork extends OutcomeRecord {
         return !lost && System.nanoTime() - heldUntilNanos < 0;
     }
 
-    /** Resolved ids plus the ids whose rows are written in the same transaction (release). */
-    synchronized Set<Long> resolvedWithRows() {
-        Set<Long> all = new java.util.HashSet<>(resolved);
-        rowsSnapshot().forEach(r -> all.add(r.id()));
-        return all;
-    }
 
     /** An exception-queue row produced by an outcome. */
     record OutcomeRow(long id, RowStatus status, String messageKey, int attempts, int delays, double afterSeconds,
