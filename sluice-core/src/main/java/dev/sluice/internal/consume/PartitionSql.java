@@ -76,9 +76,11 @@ final class PartitionSql {
      * whichever is lower, and the caller fetches again from there.
      *
      * <p>It also marks every bucket it hands messages of: the next version of the bucket's position, unchanged, with
-     * {@code runs + 1} and {@code run_high} raised to the highest id handed out — written before anything runs, so a
-     * member that takes the bucket over after a crash knows those messages were delivered ({@code runs} times) and
-     * counts the attempt; the commit that moves the position past {@code run_high} sets {@code runs} back to 0.
+     * {@code run_high} raised to the highest id handed out and {@code runs} + 1 when it hands out a message at or below
+     * the old {@code run_high} again (else at least 1: a member's next batch above its last is no re-run) — written
+     * before anything runs, so a member that takes the bucket over after a crash knows those messages were delivered
+     * (up to {@code runs} times) and counts the attempt; the commit that moves the position past {@code run_high} sets
+     * {@code runs} back to 0.
      *
      * <p>Returns the settled head, how many messages matched (up to batch), the highest matched id, the cut (the id
      * the batch ends at when the budget cut it, else null), then per message its bucket, blocked,
@@ -144,15 +146,20 @@ final class PartitionSql {
                 + " sized AS (SELECT id, b, sum(size) OVER (ORDER BY id) AS upto, row_number() OVER (ORDER BY id) AS n FROM cand),"
                 + " cut AS (SELECT min(id) - 1 AS high FROM sized WHERE upto > ? AND n > 1),"
                 + " picked AS (SELECT id, b FROM sized WHERE (SELECT high FROM cut) IS NULL OR id <= (SELECT high FROM cut)),"
-                // The mark: each bucket handed out here gets the next version of its position, with runs + 1 and the
-                // highest id handed out, before any of it runs. A concurrent commit of the same bucket by this member
-                // (a carried position) may take seq + 1 first: the mark is then skipped, the runs read stay right.
-                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, c.position, c.updated_at, c.runs, c.run_high, t.top"
-                + "   FROM (SELECT b, max(id) AS top FROM picked GROUP BY b) t"
+                // The mark: each bucket handed out here gets the next version of its position, with the highest id
+                // handed out, before any of it runs. runs counts how often the messages up to run_high were handed out:
+                // + 1 when this fetch hands out one of them again (a re-run from the committed position); unchanged
+                // (at least 1) when it hands out only messages above run_high — the member's next batch while its
+                // commit of the last one is still on its way, which is not a re-run of anything. A concurrent commit
+                // of the same bucket by this member (a carried position) may take seq + 1 first: the mark is then
+                // skipped, the runs read stay right.
+                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, c.position, c.updated_at, c.runs, c.run_high, t.low, t.top"
+                + "   FROM (SELECT b, min(id) AS low, max(id) AS top FROM picked GROUP BY b) t"
                 + "   CROSS JOIN LATERAL (SELECT * FROM " + pc + " WHERE consumer_group_id = ? AND bucket = t.b ORDER BY seq DESC LIMIT 1) c"
                 + "   ORDER BY t.b),"
                 + " mark AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position, updated_at, runs, run_high)"
-                + "   SELECT consumer_group_id, bucket, seq + 1, position, updated_at, runs + 1, greatest(run_high, top) FROM cur"
+                + "   SELECT consumer_group_id, bucket, seq + 1, position, updated_at,"
+                + "     CASE WHEN low <= run_high THEN runs + 1 ELSE greatest(runs, 1) END, greatest(run_high, top) FROM cur"
                 + "   ON CONFLICT DO NOTHING RETURNING bucket, seq - 1 AS replaced),"
                 + " unmark AS (DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = ANY(ARRAY(SELECT bucket FROM mark))"
                 + "   AND seq = ANY(ARRAY(SELECT replaced FROM mark)))"
