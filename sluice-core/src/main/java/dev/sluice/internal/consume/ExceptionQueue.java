@@ -28,12 +28,13 @@ final class ExceptionQueue<T> {
     }
 
     /**
-     * An exception row's outcome: {@code status} null deletes the row (resolved); {@code event} null logs nothing.
+     * An exception row's outcome: {@code status} null deletes the row (resolved); {@code event} null logs nothing;
+     * {@code claimed}: the attempts its claim counted, which fences the write (a later claim of the row counted more).
      */
-    record RowWrite(long id, RowStatus status, DeliveryEvent event, int attempts, int delays, double afterSeconds,
+    record RowWrite(long id, int claimed, RowStatus status, DeliveryEvent event, int attempts, int delays, double afterSeconds,
                     String error, String stack) {
-        static RowWrite resolved(long id) {
-            return new RowWrite(id, null, null, 0, 0, 0, null, null);
+        static RowWrite resolved(long id, int claimed) {
+            return new RowWrite(id, claimed, null, null, 0, 0, 0, null, null);
         }
     }
 
@@ -43,13 +44,17 @@ final class ExceptionQueue<T> {
     private final Delivery<T> delivery;
     private final RowKeys keys;
     private final Outcomes outcomes;
-    /** The rows this consumer runs now (their leases are renewed). */
-    final Set<Long> inFlight = ConcurrentHashMap.newKeySet();
     /**
-     * Rows in flight whose handler was started: given back at a clean stop, their delivery stays counted (it happened);
-     * a row claimed but not started gives its attempt back.
+     * The rows this consumer runs now (their leases are renewed), each with the attempts its claim counted. A row this
+     * consumer claims again while an earlier claim of it still runs (that claim's lease ran out) replaces the entry;
+     * the earlier one leaves only its own.
      */
-    private final Set<Long> started = ConcurrentHashMap.newKeySet();
+    final Map<Long, Integer> inFlight = new ConcurrentHashMap<>();
+    /**
+     * Rows in flight whose handler was started (with their claim's attempts): given back at a clean stop, their delivery
+     * stays counted (it happened); a row claimed but not started gives its attempt back.
+     */
+    private final Map<Long, Integer> started = new ConcurrentHashMap<>();
     /** A partitioned member: its bucket count and the buckets it owns now (rows of others are not claimed); else 0, null. */
     private final int partitions;
     private final java.util.function.Supplier<Integer[]> ownedBuckets;
@@ -80,12 +85,12 @@ final class ExceptionQueue<T> {
         if (claimed.isEmpty()) {
             return 0;
         }
-        inFlight.addAll(claimed.keySet());
+        claimed.forEach((id, row) -> inFlight.put(id, row.attempt()));
         List<Fetched> fetched;
         try {
             fetched = delivery.fetchIds(claimed.keySet());
         } catch (RuntimeException e) {
-            inFlight.removeAll(claimed.keySet()); // stop renewing: the leases expire and the rows are claimed again
+            claimed.forEach((id, row) -> inFlight.remove(id, row.attempt())); // stop renewing: the leases expire, the rows are claimed again
             throw e;
         }
         Set<Long> missing = new HashSet<>(claimed.keySet());
@@ -97,8 +102,8 @@ final class ExceptionQueue<T> {
                 try {
                     run(f, row);
                 } finally {
-                    inFlight.remove(f.id());
-                    started.remove(f.id());
+                    inFlight.remove(f.id(), row.attempt());
+                    started.remove(f.id(), row.attempt());
                     outstanding.decrementAndGet();
                     afterEach.run();
                 }
@@ -106,8 +111,9 @@ final class ExceptionQueue<T> {
         }
         // Rows whose message is gone (retention dropped it): nothing left to deliver.
         for (long id : missing) {
-            write(RowWrite.resolved(id));
-            inFlight.remove(id);
+            int attempt = claimed.get(id).attempt();
+            write(RowWrite.resolved(id, attempt));
+            inFlight.remove(id, attempt);
         }
         return claimed.size();
     }
@@ -152,13 +158,13 @@ final class ExceptionQueue<T> {
      */
     private void run(Fetched f, ClaimedRow row) {
         if (delivery.skip(f, delivery.bindings(f.id()))) {
-            write(RowWrite.resolved(f.id()));
+            write(RowWrite.resolved(f.id(), row.attempt()));
             return;
         }
         boolean keyed = keys.keyed() && f.messageKey() != null;
         if (keyed && !keys.acquireRow(f)) {
             ctx.stats.deferred.increment();
-            write(new RowWrite(f.id(), RowStatus.DEFERRED, null, row.attempt() - 1, row.delays(),
+            write(new RowWrite(f.id(), row.attempt(), RowStatus.DEFERRED, null, row.attempt() - 1, row.delays(),
                     Outcomes.deferRecheckSeconds(row.deferrals()), null, null));
             return;
         }
@@ -166,6 +172,7 @@ final class ExceptionQueue<T> {
         Fetched cur = f;
         ClaimedRow r = row;
         long taken = -1; // a row taken by a handover: in flight until it is written
+        int takenAttempt = 0;
         try {
             for (int handovers = 0; ; handovers++) {
                 RowWrite w = deliver(cur, r, cur != f);
@@ -176,8 +183,8 @@ final class ExceptionQueue<T> {
                 Handover h = handOver(w, cur.messageKey());
                 held = !h.released();
                 if (taken >= 0) {
-                    inFlight.remove(taken);
-                    started.remove(taken);
+                    inFlight.remove(taken, takenAttempt);
+                    started.remove(taken, takenAttempt);
                     taken = -1;
                 }
                 if (h.next() == null) {
@@ -186,18 +193,19 @@ final class ExceptionQueue<T> {
                 r = h.next();
                 ctx.stats.handedOn.increment();
                 taken = r.id();
-                inFlight.add(taken);
+                takenAttempt = r.attempt();
+                inFlight.put(taken, takenAttempt);
                 List<Fetched> got = delivery.fetchIds(Set.of(taken));
                 if (got.isEmpty()) {
-                    write(RowWrite.resolved(taken)); // retention dropped its message
+                    write(RowWrite.resolved(taken, takenAttempt)); // retention dropped its message
                     return;
                 }
                 cur = got.get(0);
             }
         } finally {
             if (taken >= 0) {
-                inFlight.remove(taken);
-                started.remove(taken);
+                inFlight.remove(taken, takenAttempt);
+                started.remove(taken, takenAttempt);
             }
             if (held) {
                 keys.releaseRow(f.messageKey());
@@ -208,19 +216,19 @@ final class ExceptionQueue<T> {
     /** A delivery (or, when {@code checkSkip}, a skip of a row its bindings do not match) and the outcome to write for it. */
     private RowWrite deliver(Fetched f, ClaimedRow row, boolean checkSkip) {
         if (checkSkip && delivery.skip(f, delivery.bindings(f.id()))) {
-            return RowWrite.resolved(f.id());
+            return RowWrite.resolved(f.id(), row.attempt());
         }
-        started.add(f.id());
+        started.put(f.id(), row.attempt());
         Outcome out = delivery.deliver(f, row.attempt(), row.delays());
         Outcomes.Decision d = outcomes.decide(f.id(), f.messageKey(), out, row.attempt(), row.delays());
         ctx.stats.count(d.kind());
         if (d.success()) {
-            return new RowWrite(f.id(), null, ctx.logMode == DeliveryLogMode.ALL ? DeliveryEvent.SUCCESS : null,
+            return new RowWrite(f.id(), row.attempt(), null, ctx.logMode == DeliveryLogMode.ALL ? DeliveryEvent.SUCCESS : null,
                     row.attempt(), row.delays(), 0, null, null);
         }
         OutcomeRow o = d.row();
         DeliveryEvent event = ctx.logMode == DeliveryLogMode.OFF ? null : d.event();
-        return new RowWrite(f.id(), o.status(), event, o.attempts(), o.delays(), o.afterSeconds(), o.error(), o.stack());
+        return new RowWrite(f.id(), row.attempt(), o.status(), event, o.attempts(), o.delays(), o.afterSeconds(), o.error(), o.stack());
     }
 
     /** What {@link #handOver} did: the key's next row now taken by this consumer (or null), and whether it let the key go. */
@@ -241,6 +249,7 @@ final class ExceptionQueue<T> {
                     ps.setLong(1, ctx.groupId());
                     ps.setLong(2, w.id());
                     ps.setObject(3, ctx.token);
+                    ps.setInt(4, w.claimed());
                     if (ps.executeUpdate() == 0) {
                         return null;
                     }
@@ -295,6 +304,7 @@ final class ExceptionQueue<T> {
                         ps.setLong(1, ctx.groupId());
                         ps.setLong(2, w.id());
                         ps.setObject(3, ctx.token);
+                        ps.setInt(4, w.claimed());
                         n = ps.executeUpdate();
                     }
                 } else {
@@ -311,6 +321,7 @@ final class ExceptionQueue<T> {
                         ps.setLong(9, ctx.groupId());
                         ps.setLong(10, w.id());
                         ps.setObject(11, ctx.token);
+                        ps.setInt(12, w.claimed());
                         n = ps.executeUpdate();
                     }
                 }
@@ -394,13 +405,18 @@ final class ExceptionQueue<T> {
 
     /** Gives a row back on a clean stop ({@link ExceptionSql#releaseRow}), in the caller's transaction. */
     void release(Connection c, long id) throws SQLException {
+        Integer claimed = inFlight.get(id);
+        if (claimed == null) {
+            return; // finished meanwhile
+        }
         try (PreparedStatement ps = c.prepareStatement(sql.releaseRow)) {
-            ps.setBoolean(1, started.contains(id));
+            ps.setBoolean(1, claimed.equals(started.get(id)));
             ps.setInt(2, ctx.g.config().retry().maxAttempts());
             ps.setBoolean(3, ctx.logMode != DeliveryLogMode.OFF);
             ps.setLong(4, ctx.groupId());
             ps.setLong(5, id);
             ps.setObject(6, ctx.token);
+            ps.setInt(7, claimed);
             ps.executeUpdate();
         }
     }

@@ -9,8 +9,9 @@ import java.util.Map;
  * Owner of {@code exception_queue_<id>} and {@code delivery_log_<id>}: every statement that writes either table,
  * built once per stream ({@link ConsumeSql#of}). One owner holds the pair because the row claim logs expired
  * deliveries in the same statement that claims the rows (docs/consume.md, "exception queue"). Rows carry their
- * own lease ({@code lease_owner}, {@code lease_expires_at}); every outcome is guarded by it, so a stale holder
- * changes nothing.
+ * own lease ({@code lease_owner}, {@code lease_expires_at}); every outcome is guarded by it and by the claim's
+ * {@code attempts} (each claim counts one), so a stale holder changes nothing — the same consumer's earlier claim of a
+ * row it took again after that claim's lease ran out (same owner token) included.
  */
 final class ExceptionSql {
     /** The row claims, one per key policy ({@link #claimRows(ConcurrencyPolicy)}). */
@@ -38,10 +39,13 @@ final class ExceptionSql {
      */
     final String insertRows;
 
-    /** An exception row's outcome, guarded by the row lease. */
+    /**
+     * An exception row's outcome, guarded by the row lease and the claim's attempts. Parameters: status, attempts,
+     * delays, status, seconds until due, error, stack, status, group, id, owner, the claim's attempts.
+     */
     final String updateRow;
 
-    /** Deletes a row that succeeded (or was skipped), guarded by the row lease. */
+    /** Deletes a row that succeeded (or was skipped), guarded by the row lease. Parameters: group, id, owner, the claim's attempts. */
     final String deleteRow;
 
     /**
@@ -49,7 +53,7 @@ final class ExceptionSql {
      * handler was started (it outlived the shutdown: its next delivery is a redelivery), and is given back when it was
      * not; a started delivery that was the row's last goes {@code dead} instead ({@code stopped: delivery N of M was
      * still running when its consumer stopped}, logged unless the delivery log is off), as an expired one does.
-     * Parameters: started, max attempts, logged, group, id, owner.
+     * Parameters: started, max attempts, logged, group, id, owner, the claim's attempts.
      */
     final String releaseRow;
 
@@ -149,9 +153,9 @@ final class ExceptionSql {
                 + " error_stack = coalesce(?, error_stack), dead_at = CASE WHEN ? = 'dead' THEN now() END,"
                 + " lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
                 + " WHERE consumer_group_id = ? AND message_id = ? AND status = 'inflight' AND lease_owner = ?"
-                + " AND lease_expires_at > now()";
+                + " AND attempts = ? AND lease_expires_at > now()";
         this.deleteRow = "DELETE FROM " + t.exceptionQueue() + " WHERE consumer_group_id = ? AND message_id = ? AND status = 'inflight'"
-                + " AND lease_owner = ? AND lease_expires_at > now()";
+                + " AND lease_owner = ? AND attempts = ? AND lease_expires_at > now()";
         String spent = "(a.started AND e.attempts >= a.max)";
         this.releaseRow = "WITH a AS (SELECT ?::boolean AS started, ?::int AS max, ?::boolean AS logged),"
                 + " r AS (UPDATE " + t.exceptionQueue() + " e SET status = CASE WHEN " + spent + " THEN 'dead' ELSE 'ready' END,"
@@ -162,7 +166,7 @@ final class ExceptionSql {
                 + "   can_run_after = now(), lease_owner = NULL, lease_expires_at = NULL,"
                 + "   attempts = CASE WHEN a.started THEN e.attempts ELSE greatest(e.attempts - 1, 0) END, updated_at = now()"
                 + "   FROM a WHERE e.consumer_group_id = ? AND e.message_id = ? AND e.status = 'inflight' AND e.lease_owner = ?"
-                + "   AND e.lease_expires_at > now() RETURNING e.consumer_group_id, e.message_id, e.attempts, e.status, e.last_error)"
+                + "   AND e.attempts = ? AND e.lease_expires_at > now() RETURNING e.consumer_group_id, e.message_id, e.attempts, e.status, e.last_error)"
                 + " INSERT INTO " + t.deliveryLog() + " (consumer_group_id, message_id, attempt, status, error)"
                 + " SELECT r.consumer_group_id, r.message_id, r.attempts, 'dead', r.last_error FROM r, a WHERE r.status = 'dead' AND a.logged";
         this.renewRows = "UPDATE " + t.exceptionQueue() + " SET lease_expires_at = now() + make_interval(secs => ?)"

@@ -378,7 +378,7 @@ public final class GroupConsumer<T> implements Consumption {
             w.done = true;
             left += release(releaseDeadline, "release a range", c -> ranges.release(c, w)) ? 0 : 1;
         }
-        for (long id : new ArrayList<>(queue.inFlight)) {
+        for (long id : new ArrayList<>(queue.inFlight.keySet())) {
             left += release(releaseDeadline, "release a row", c -> queue.release(c, id)) ? 0 : 1;
         }
         if (keys.keyed()) {

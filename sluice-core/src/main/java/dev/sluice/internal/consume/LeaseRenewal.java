@@ -28,7 +28,7 @@ final class LeaseRenewal {
         this.ctx = ctx;
         this.suspended = suspended;
         this.ranges = ranges;
-        this.rows = queue.inFlight;
+        this.rows = queue.inFlight.keySet();
         this.claims = claims;
         this.queue = queue;
         this.keys = keys;

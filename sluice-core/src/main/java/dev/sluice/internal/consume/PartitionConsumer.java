@@ -463,7 +463,7 @@ public final class PartitionConsumer<T> implements Consumption {
             runner.commitUnfinished(open);
         }
         long releaseDeadline = System.nanoTime() + GroupConsumer.RELEASE_LIMIT.toNanos();
-        for (long id : new ArrayList<>(queue.inFlight)) {
+        for (long id : new ArrayList<>(queue.inFlight.keySet())) {
             if (System.nanoTime() >= releaseDeadline) {
                 break;
             }

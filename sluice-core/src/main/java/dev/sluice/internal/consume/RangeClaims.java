@@ -202,6 +202,7 @@ final class RangeClaims {
         try (PreparedStatement ps = c.prepareStatement(sql.completeRange)) {
             ps.setLong(1, w.leaseId);
             ps.setObject(2, ctx.token);
+            ps.setInt(3, w.reclaims);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next();
             }
@@ -225,6 +226,7 @@ final class RangeClaims {
             ps.setArray(2, c.createArrayOf("int8", resolved.toArray()));
             ps.setLong(3, w.leaseId);
             ps.setObject(4, ctx.token);
+            ps.setInt(5, w.reclaims);
             ps.executeUpdate();
         }
     }
@@ -237,8 +239,9 @@ final class RangeClaims {
             ps.setDouble(1, ctx.leaseSeconds);
             ps.setArray(2, ids);
             ps.setArray(3, c.createArrayOf("text", open.stream().map(w -> arrayText(w.resolved)).toArray()));
-            ps.setArray(4, ids);
-            ps.setObject(5, ctx.token);
+            ps.setArray(4, c.createArrayOf("int4", open.stream().map(w -> w.reclaims).toArray()));
+            ps.setArray(5, ids);
+            ps.setObject(6, ctx.token);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     renewed.add(rs.getLong(1));

@@ -66,7 +66,12 @@ final class RangeRunner<T> {
 
     /** Starts a claimed range: fetches its messages unless the claim brought them, and hands them out. */
     void start(RangeWork w, List<Fetched> prefetched) {
-        open.put(w.leaseId, w);
+        RangeWork earlier = open.put(w.leaseId, w);
+        if (earlier != null) {
+            // This consumer took its own expired range over (its renewal came late): the earlier holding is stale
+            // like another consumer's — it starts nothing more, and its completion is refused (reclaims differ).
+            earlier.lost = true;
+        }
         try {
             dispatch(w, prefetched == null ? delivery.fetchRange(w) : prefetched);
         } catch (RuntimeException e) {
@@ -75,7 +80,7 @@ final class RangeRunner<T> {
             // if even that fails, it expires.
             if (w.remaining.get() == 0 && !w.done) {
                 w.done = true;
-                open.remove(w.leaseId);
+                open.remove(w.leaseId, w);
                 try {
                     ctx.db.transaction("give back a range", c -> {
                         claims.release(c, w, w.resolved, false);
@@ -306,7 +311,7 @@ final class RangeRunner<T> {
             return;
         }
         w.done = true;
-        open.remove(w.leaseId);
+        open.remove(w.leaseId, w); // not a newer holding of the same lease (a takeover by this consumer)
         try {
             boolean ok = w.keys.isEmpty() && w.rowsSnapshot().isEmpty() && w.eventsSnapshot().isEmpty()
                     ? claims.completeQuiet(w) : ctx.db.transaction("complete a range", c -> {

@@ -115,20 +115,23 @@ final class RangeSql {
 
     /**
      * Completing a range: only the live holder may (stale holders change nothing). Nothing else is written:
-     * committed follows from the leases left ({@link #committedNow}), and the next claim stores it.
+     * committed follows from the leases left ({@link #committedNow}), and the next claim stores it. The holder is the
+     * owner token <em>and</em> the claim's {@code reclaims}: a consumer that takes its own expired range over (its
+     * renewal came late) holds it again under the same token, and its earlier holding — still running a chain — must
+     * be as stale as another consumer's would be. Parameters: lease id, owner token, reclaims.
      */
     final String completeRange;
 
     /**
      * Releasing a range on a clean stop: taken over at once, resolved ids kept; the takeover is not counted as a
      * reclaim when {@code released} is set (nothing started there is without an outcome). Parameters: released,
-     * resolved ids, lease id, owner token.
+     * resolved ids, lease id, owner token, reclaims.
      */
     final String releaseRange;
 
     /**
-     * Renews ranges with their resolved ids. Parameters: lease seconds, ids, resolved ids (as array texts), the
-     * same ids again, owner. The second list of ids is the index condition: a bare join with the unnested ids
+     * Renews ranges with their resolved ids. Parameters: lease seconds, ids, resolved ids (as array texts), reclaims
+     * (the holding renewed, as for {@link #completeRange}), the same ids again, owner. The second list of ids is the index condition: a bare join with the unnested ids
      * lets the planner scan the whole table, and with it every lease a held xmin keeps.
      */
     final String renewRanges;
@@ -252,13 +255,15 @@ final class RangeSql {
                 + " WHERE id = (SELECT id FROM " + t.claimLease() + " WHERE consumer_group_id = ? AND low > " + committedFloor
                 + "   AND expires_at <= now() ORDER BY low LIMIT 1 FOR UPDATE SKIP LOCKED)"
                 + " RETURNING id, low, high, reclaims, resolved";
-        this.completeRange = "DELETE FROM " + t.claimLease() + " WHERE id = ? AND owner_token = ? AND expires_at > now() RETURNING low";
+        this.completeRange = "DELETE FROM " + t.claimLease() + " WHERE id = ? AND owner_token = ? AND reclaims = ?"
+                + " AND expires_at > now() RETURNING low";
         this.releaseRange = "UPDATE " + t.claimLease() + " SET expires_at = now(), released = ?, resolved = ?"
-                + " WHERE id = ? AND owner_token = ? AND expires_at > now()";
+                + " WHERE id = ? AND owner_token = ? AND reclaims = ? AND expires_at > now()";
         this.renewRanges = "UPDATE " + t.claimLease() + " l SET expires_at = now() + make_interval(secs => ?), resolved = r.resolved"
-                + " FROM (SELECT * FROM unnest(?::bigint[], ?::text[]) AS x(id, resolved_text)) x,"
+                + " FROM (SELECT * FROM unnest(?::bigint[], ?::text[], ?::int[]) AS x(id, resolved_text, reclaims)) x,"
                 + "   LATERAL (SELECT x.resolved_text::bigint[] AS resolved) r"
-                + " WHERE l.id = ANY(?::bigint[]) AND l.id = x.id AND l.owner_token = ? AND l.expires_at > now() RETURNING l.id";
+                + " WHERE l.id = ANY(?::bigint[]) AND l.id = x.id AND l.owner_token = ? AND l.reclaims = x.reclaims"
+                + " AND l.expires_at > now() RETURNING l.id";
         this.groupList = "SELECT g.id, g.name, g.config::text, g.created_at, c.claimed, "
                 + progressNow(t, "c", "g.id") + ","
                 + " (SELECT count(*) FROM " + t.exceptionQueue() + " e WHERE e.consumer_group_id = g.id AND e.status = 'ready'),"

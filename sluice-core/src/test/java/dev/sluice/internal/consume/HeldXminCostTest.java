@@ -118,8 +118,9 @@ class HeldXminCostTest {
             ps.setDouble(1, 30);
             ps.setArray(2, ids);
             ps.setArray(3, c.createArrayOf("text", new String[] {"{}"}));
-            ps.setArray(4, ids);
-            ps.setObject(5, owner);
+            ps.setArray(4, c.createArrayOf("int4", new Integer[] {0}));
+            ps.setArray(5, ids);
+            ps.setObject(6, owner);
             try (ResultSet rs = ps.executeQuery()) {
                 assertThat(rs.next()).as("lease %d renewed", lease).isTrue();
             }
@@ -163,6 +164,7 @@ class HeldXminCostTest {
         try (PreparedStatement ps = c.prepareStatement(ConsumeSql.of(t).ranges.completeRange)) {
             ps.setLong(1, lease);
             ps.setObject(2, owner);
+            ps.setInt(3, 0);
             try (ResultSet rs = ps.executeQuery()) {
                 assertThat(rs.next()).as("lease %d completed", lease).isTrue();
             }
