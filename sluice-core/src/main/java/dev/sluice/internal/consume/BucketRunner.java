@@ -323,7 +323,10 @@ final class BucketRunner<T> {
                     }
                 }
                 for (BucketBatch b : list) {
-                    if (!live.contains(b.bucket)) {
+                    // A batch of a bucket this member lost is stale even when the member holds the bucket again now
+                    // (it took it back after a late renewal): the new holding runs it again from the stored position.
+                    // Read after lockHeld: a loss is marked before any later step can take the bucket back.
+                    if (!live.contains(b.bucket) || b.lost) {
                         continue;
                     }
                     rows.addAll(b.rowsWithUnfinished());
@@ -352,7 +355,7 @@ final class BucketRunner<T> {
         positions.stored(stored);
         for (BucketBatch b : list) {
             b.done = true;
-            boolean ok = held.contains(b.bucket);
+            boolean ok = held.contains(b.bucket) && !b.lost;
             if (!ok) {
                 ctx.stats.leasesLost.increment();
                 ConsumerContext.log.warn("bucket batch refused, lease lost: group={} {}", ctx.g.groupName(), b);
