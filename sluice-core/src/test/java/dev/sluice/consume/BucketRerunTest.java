@@ -36,9 +36,9 @@ import org.junit.jupiter.api.Test;
 class BucketRerunTest {
     private static final ConsumeOptions OPTS = ConsumeOptions.defaults().withPollInterval(Duration.ofMillis(20)).withBatchSize(20);
 
-    /** The newest version of bucket 0's position: position, runs, run_high (-1 when null). */
+    /** The newest version of bucket 0's position: position, its run tops' count, the highest (-1 when none). */
     private static long[] bucket0(TestDatabase db, long sid, long gid) throws Exception {
-        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement("SELECT position, runs, coalesce(run_high, -1) FROM \""
+        try (Connection c = db.connect(); PreparedStatement ps = c.prepareStatement("SELECT position, cardinality(run_tops), coalesce((SELECT max(t) FROM unnest(run_tops) AS t), -1) FROM \""
                 + db.schema() + "\".partition_cursor_" + sid + " WHERE consumer_group_id = ? AND bucket = 0 ORDER BY seq DESC LIMIT 1")) {
             ps.setLong(1, gid);
             try (ResultSet rs = ps.executeQuery()) {
@@ -64,8 +64,8 @@ class BucketRerunTest {
     private static void markAsDied(TestDatabase db, long sid, long gid, int runs, long runHigh) {
         String pc = "\"" + db.schema() + "\".partition_cursor_" + sid;
         db.execute("WITH cur AS (SELECT * FROM " + pc + " WHERE consumer_group_id = " + gid + " AND bucket = 0 ORDER BY seq DESC LIMIT 1),"
-                + " ins AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position, runs, run_high)"
-                + "   SELECT consumer_group_id, 0, seq + 1, position, " + runs + ", " + runHigh + " FROM cur)"
+                + " ins AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position, run_tops)"
+                + "   SELECT consumer_group_id, 0, seq + 1, position, array_fill(" + runHigh + "::bigint, ARRAY[" + runs + "]) FROM cur)"
                 + " DELETE FROM " + pc + " p USING cur WHERE p.consumer_group_id = cur.consumer_group_id AND p.bucket = 0 AND p.seq = cur.seq");
     }
 

@@ -188,13 +188,13 @@ final class BucketRunner<T> {
      * policy takes it on (and it ends dead if it keeps failing), and the bucket's position moves on.
      */
     private void quarantine(BucketBatch b, Fetched f) {
-        int runs = b.runs.runs();
+        int runs = b.runs.handedOut(f.id());
         b.addRow(new OutcomeRow(f.id(), RowStatus.READY, f.messageKey(), runs, 0, 0,
                 "quarantined: its bucket was handed out " + runs + " times without a commit", null));
         if (!b.quarantined) {
             b.quarantined = true;
-            ConsumerContext.log.warn("bucket batch quarantined: group={} {} runs={} up to {}", ctx.g.groupName(), b, runs,
-                    b.runs.high());
+            ConsumerContext.log.warn("bucket batch quarantined: group={} {} runs={} tops {}", ctx.g.groupName(), b, runs,
+                    java.util.Arrays.toString(b.runs.tops()));
         }
     }
 

@@ -28,20 +28,37 @@ final class PartitionClaims {
     }
 
     /**
-     * How often a bucket was handed out from its position without a commit before this claim, and the highest id
-     * those hand-outs reached (null: none).
+     * The bucket's hand-outs without a commit before this claim: the highest id of each run (a holder's batches, each
+     * continuing the last, from the bucket's position), highest first. A message was handed out once per top at or
+     * above its id.
      */
-    record Runs(int runs, Long high) {
-        static final Runs NONE = new Runs(0, null);
+    record Runs(long[] tops) {
+        static final Runs NONE = new Runs(new long[0]);
+
+        /** How often the message was handed out before. */
+        int handedOut(long id) {
+            int n = 0;
+            for (long t : tops) {
+                if (t >= id) {
+                    n++;
+                }
+            }
+            return n;
+        }
 
         /** The attempt a message of the bucket is delivered as: one more than its earlier hand-outs. */
         int attempt(long id) {
-            return high != null && id <= high ? runs + 1 : 1;
+            return handedOut(id) + 1;
         }
 
         /** Whether the message was handed out more often than {@code max} re-runs allow: it is quarantined. */
         boolean exhausted(long id, int max) {
-            return high != null && id <= high && runs > max;
+            return handedOut(id) > max;
+        }
+
+        /** The highest id handed out before (null: none). */
+        Long high() {
+            return tops.length == 0 ? null : java.util.Arrays.stream(tops).max().getAsLong();
         }
     }
 
@@ -134,9 +151,10 @@ final class PartitionClaims {
             }
             byBucket.computeIfAbsent(bucket, b -> new ArrayList<>()).add(f);
             if (!runs.containsKey(bucket)) {
-                int n = rs.getInt("bucket_runs");
-                long h = rs.getLong("bucket_run_high");
-                runs.put(bucket, n == 0 || rs.wasNull() ? Runs.NONE : new Runs(n, h));
+                java.sql.Array a = rs.getArray("bucket_run_tops");
+                Long[] tops = a == null ? new Long[0] : (Long[]) a.getArray();
+                runs.put(bucket, tops.length == 0 ? Runs.NONE
+                        : new Runs(java.util.Arrays.stream(tops).mapToLong(Long::longValue).toArray()));
             }
         }
         long high;

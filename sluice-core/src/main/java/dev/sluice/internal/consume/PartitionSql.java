@@ -37,8 +37,8 @@ final class PartitionSql {
      * live row (its current version), so the cross product of the lists matches exactly the replaced rows, and every
      * condition reaches the index (a join could walk the versions a held xmin keeps). Run by the bucket's owner under
      * its shard lease's row lock, after {@code synchronous_commit = off} for the transaction (two statements, one
-     * round trip): a server crash forgets positions and rows together. A position that reaches the bucket's
-     * {@code run_high} (the batch handed out from it committed) sets {@code runs} back to 0. Parameters: buckets
+     * round trip): a server crash forgets positions and rows together. The bucket's {@code run_tops} at or below the new
+     * position go (the hand-outs up to them committed). Parameters: buckets
      * (int[]), positions (bigint[]), group, group.
      */
     final String advance;
@@ -76,16 +76,15 @@ final class PartitionSql {
      * whichever is lower, and the caller fetches again from there.
      *
      * <p>It also marks every bucket it hands messages of: the next version of the bucket's position, unchanged, with
-     * {@code run_high} raised to the highest id handed out and {@code runs} + 1 when it hands out a message at or below
-     * the old {@code run_high} again (else at least 1: a member's next batch above its last is no re-run) — written
-     * before anything runs, so a member that takes the bucket over after a crash knows those messages were delivered
-     * (up to {@code runs} times) and counts the attempt; the commit that moves the position past {@code run_high} sets
-     * {@code runs} back to 0.
+     * this hand-out's highest id in {@code run_tops} — replacing the top of the run it continues (its lowest message
+     * lies above that top), or added as a new run (a re-run from the position) — written before anything runs, so a
+     * member that takes the bucket over after a crash knows how often each message was delivered (the tops at or
+     * above its id) and counts the attempt; the commit that moves the position past a top drops it.
      *
      * <p>Returns the settled head, how many messages matched (up to batch), the highest matched id, the cut (the id
      * the batch ends at when the budget cut it, else null), then per message its bucket, blocked,
-     * {@link MessageSql#FETCH_COLUMNS}, and its bucket's runs and run_high before this mark ({@code bucket_runs},
-     * {@code bucket_run_high}) — one row with null message columns when nothing matched.
+     * {@link MessageSql#FETCH_COLUMNS}, and its bucket's {@code run_tops} before this mark ({@code bucket_run_tops}) —
+     * one row with null message columns when nothing matched.
      * Parameters ({@link #bindFetch}): N, buckets (int[]), positions by bucket (bigint[] of N, 1-based), the
      * window's floor (the lowest position) and reach, batch, byte budget, group, group, group, the window's floor
      * and reach.
@@ -109,20 +108,18 @@ final class PartitionSql {
         // sorted) and only then delete the versions they replace (the deletion reads the insertion's RETURNING, so it
         // runs after it): a member's commit and its own claim that meet on the same buckets wait for each other at
         // the first shared insertion, in one order, and never deadlock (BucketMarkRaceTest).
-        // A position that stays below the highest id handed out keeps the runs (a carried idle position while a
-        // batch above it runs); one at or past it starts again at 0. A fetch's mark (below) may have written version
+        // The tops at or below the new position are spent (their messages are resolved) and go; the others stay (a
+        // carried idle position while a batch above it runs). A fetch's mark (below) may have written version
         // seq + 1 meanwhile: the move then lands on that version.
-        String keep = "%1$s.run_high > %2$s";
+        String above = "ARRAY(SELECT t FROM unnest(%1$s) AS t WHERE t > %2$s ORDER BY t DESC)";
         this.advance = "SELECT set_config('synchronous_commit', 'off', true);\n"
                 + "WITH x AS (SELECT * FROM unnest(?::int[], ?::bigint[]) AS x(bucket, position)),"
-                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, x.position AS next, c.runs, c.run_high"
+                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, x.position AS next, c.run_tops"
                 + "   FROM x CROSS JOIN LATERAL " + current + " c WHERE x.position > c.position ORDER BY x.bucket),"
-                + " ins AS (INSERT INTO " + pc + " AS v (consumer_group_id, bucket, seq, position, runs, run_high)"
-                + "   SELECT consumer_group_id, bucket, seq + 1, next, CASE WHEN " + keep.formatted("cur", "next") + " THEN runs ELSE 0 END,"
-                + "     CASE WHEN " + keep.formatted("cur", "next") + " THEN run_high END FROM cur"
+                + " ins AS (INSERT INTO " + pc + " AS v (consumer_group_id, bucket, seq, position, run_tops)"
+                + "   SELECT consumer_group_id, bucket, seq + 1, next, " + above.formatted("run_tops", "next") + " FROM cur"
                 + "   ON CONFLICT (consumer_group_id, bucket, seq) DO UPDATE SET position = greatest(v.position, excluded.position),"
-                + "     runs = CASE WHEN " + keep.formatted("v", "greatest(v.position, excluded.position)") + " THEN v.runs ELSE 0 END,"
-                + "     run_high = CASE WHEN " + keep.formatted("v", "greatest(v.position, excluded.position)") + " THEN v.run_high END,"
+                + "     run_tops = " + above.formatted("v.run_tops", "greatest(v.position, excluded.position)") + ","
                 + "     updated_at = now() RETURNING bucket, seq - 1 AS replaced)"
                 + " DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = ANY(ARRAY(SELECT bucket FROM ins))"
                 + "   AND seq = ANY(ARRAY(SELECT replaced FROM ins))";
@@ -146,27 +143,31 @@ final class PartitionSql {
                 + " sized AS (SELECT id, b, sum(size) OVER (ORDER BY id) AS upto, row_number() OVER (ORDER BY id) AS n FROM cand),"
                 + " cut AS (SELECT min(id) - 1 AS high FROM sized WHERE upto > ? AND n > 1),"
                 + " picked AS (SELECT id, b FROM sized WHERE (SELECT high FROM cut) IS NULL OR id <= (SELECT high FROM cut)),"
-                // The mark: each bucket handed out here gets the next version of its position, with the highest id
-                // handed out, before any of it runs. runs counts how often the messages up to run_high were handed out:
-                // + 1 when this fetch hands out one of them again (a re-run from the committed position); unchanged
-                // (at least 1) when it hands out only messages above run_high — the member's next batch while its
-                // commit of the last one is still on its way, which is not a re-run of anything. A concurrent commit
-                // of the same bucket by this member (a carried position) may take seq + 1 first: the mark is then
-                // skipped, the runs read stay right.
-                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, c.position, c.updated_at, c.runs, c.run_high, t.low, t.top"
+                // The mark: each bucket handed out here gets the next version of its position, with this hand-out in
+                // its run_tops, before any of it runs. A fetch whose lowest message lies above one of the live tops
+                // continues the run that ended there (the member's next batch — its last one's top is the highest
+                // below; no message of the bucket lies between): that top becomes this fetch's. Otherwise the fetch
+                // starts from the position again (a takeover, a batch that did not commit) and adds its top. A
+                // concurrent commit of the same bucket by this member (a carried position) may take seq + 1 first: the
+                // mark is then skipped, the tops read stay right.
+                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, c.position, c.updated_at, c.run_tops, t.low, t.top"
                 + "   FROM (SELECT b, min(id) AS low, max(id) AS top FROM picked GROUP BY b) t"
                 + "   CROSS JOIN LATERAL (SELECT * FROM " + pc + " WHERE consumer_group_id = ? AND bucket = t.b ORDER BY seq DESC LIMIT 1) c"
                 + "   ORDER BY t.b),"
-                + " mark AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position, updated_at, runs, run_high)"
-                + "   SELECT consumer_group_id, bucket, seq + 1, position, updated_at,"
-                + "     CASE WHEN low <= run_high THEN runs + 1 ELSE greatest(runs, 1) END, greatest(run_high, top) FROM cur"
+                + " mark AS (INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position, updated_at, run_tops)"
+                + "   SELECT cur.consumer_group_id, cur.bucket, cur.seq + 1, cur.position, cur.updated_at,"
+                + "     ARRAY(SELECT u.t FROM (SELECT a.t, row_number() OVER (PARTITION BY a.t) AS dup FROM unnest(cur.run_tops) AS a(t)"
+                + "         WHERE a.t > cur.position) u"
+                + "       WHERE NOT (u.dup = 1 AND u.t IS NOT DISTINCT FROM"
+                + "         (SELECT max(b.t) FROM unnest(cur.run_tops) AS b(t) WHERE b.t > cur.position AND b.t < cur.low))"
+                + "       UNION ALL SELECT cur.top ORDER BY 1 DESC) FROM cur"
                 + "   ON CONFLICT DO NOTHING RETURNING bucket, seq - 1 AS replaced),"
                 + " unmark AS (DELETE FROM " + pc + " WHERE consumer_group_id = ? AND bucket = ANY(ARRAY(SELECT bucket FROM mark))"
                 + "   AND seq = ANY(ARRAY(SELECT replaced FROM mark)))"
                 + " SELECT p.settled, (SELECT count(*) FROM cand), (SELECT max(id) FROM cand), (SELECT high FROM cut),"
                 + "   f.b, f.blocked, f.id, f.created_at, f.schema_version, f.content_type, f.routing_key, f.message_key,"
-                + "   f.compaction_rank, f.headers, f.options, f.payload, f.superseded, f.runs AS bucket_runs, f.run_high AS bucket_run_high"
-                + " FROM p LEFT JOIN LATERAL (SELECT k.b, r.runs, r.run_high, (m.message_key IS NOT NULL AND EXISTS (SELECT 1 FROM " + t.exceptionQueue()
+                + "   f.compaction_rank, f.headers, f.options, f.payload, f.superseded, f.run_tops AS bucket_run_tops"
+                + " FROM p LEFT JOIN LATERAL (SELECT k.b, r.run_tops, (m.message_key IS NOT NULL AND EXISTS (SELECT 1 FROM " + t.exceptionQueue()
                 + "     e WHERE e.consumer_group_id = ? AND e.message_key = m.message_key AND e.message_id < m.id"
                 + "     AND e.status IN ('ready', 'deferred', 'inflight'))) AS blocked, " + MessageSql.FETCH_COLUMNS
                 + "   FROM picked k LEFT JOIN cur r ON r.bucket = k.b JOIN " + t.messageLog() + " m ON m.id = k.id AND m.id > ? AND m.id <= ?"

@@ -17,7 +17,7 @@ public record SchemaSteps(List<MigrationStep> system, List<MigrationStep> stream
             List.of(MigrationStep.load(Scope.STREAM, 1, "family"), MigrationStep.load(Scope.STREAM, 2, "fence_holders"),
                     MigrationStep.load(Scope.STREAM, 3, "cursor_versions"), MigrationStep.load(Scope.STREAM, 4, "partitions"),
                     MigrationStep.load(Scope.STREAM, 5, "exception_row_size"),
-                    MigrationStep.load(Scope.STREAM, 6, "bucket_runs")));
+                    MigrationStep.load(Scope.STREAM, 6, "bucket_runs"), MigrationStep.load(Scope.STREAM, 7, "bucket_run_tops")));
 
     public SchemaSteps {
         system = List.copyOf(system);

@@ -18,14 +18,14 @@ import org.junit.jupiter.api.Test;
  * The commit of a carried position and a fetch's mark of the same bucket can both write the bucket's next version
  * (a member carries an idle bucket's position while a claim hands the bucket out). Whichever comes second must
  * neither fail nor lose the other's write: the commit lands on the mark's version (moving the position, keeping the
- * runs while the position stays below run_high), and the mark never breaks a commit. Both insert before they delete,
+ * run tops above the position), and the mark never breaks a commit. Both insert before they delete,
  * so the two never wait for each other in a cycle (a commit that deleted first deadlocked with a mark).
  */
 @SluiceTest
 class BucketMarkRaceTest {
 
     private static long[] current(Connection c, String pc, long gid) throws Exception {
-        try (PreparedStatement ps = c.prepareStatement("SELECT seq, position, runs, coalesce(run_high, -1), count(*) OVER () FROM " + pc
+        try (PreparedStatement ps = c.prepareStatement("SELECT seq, position, cardinality(run_tops), coalesce((SELECT max(t) FROM unnest(run_tops) AS t), -1), count(*) OVER () FROM " + pc
                 + " WHERE consumer_group_id = ? AND bucket = 0 ORDER BY seq DESC LIMIT 1")) {
             ps.setLong(1, gid);
             try (ResultSet rs = ps.executeQuery()) {
@@ -62,8 +62,8 @@ class BucketMarkRaceTest {
                 long[] before = current(probe, pc, gid);
                 // A fetch's mark, not yet committed: version seq + 1 at the same position, runs 1, up to id 500.
                 mark.setAutoCommit(false);
-                try (PreparedStatement ps = mark.prepareStatement("INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position, runs,"
-                        + " run_high) VALUES (?, 0, ?, ?, 1, 500)")) {
+                try (PreparedStatement ps = mark.prepareStatement("INSERT INTO " + pc + " (consumer_group_id, bucket, seq, position,"
+                        + " run_tops) VALUES (?, 0, ?, ?, '{500}')")) {
                     ps.setLong(1, gid);
                     ps.setLong(2, before[0] + 1);
                     ps.setLong(3, before[1]);
