@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * The commit of a carried position and a fetch's mark of the same bucket can both write the bucket's next version
  * (a member carries an idle bucket's position while a claim hands the bucket out). Whichever comes second must
  * neither fail nor lose the other's write: the commit lands on the mark's version (moving the position, keeping the
- * run tops above the position), and the mark never breaks a commit. Both insert before they delete,
+ * run tops above the position), the mark lands on the commit's version (adding its top: a skipped mark left the
+ * hand-out unrecorded), and neither breaks the other. Both insert before they delete,
  * so the two never wait for each other in a cycle (a commit that deleted first deadlocked with a mark).
  */
 @SluiceTest
@@ -110,6 +111,75 @@ class BucketMarkRaceTest {
                 assertThat(done[2]).isZero();
                 assertThat(done[3]).isEqualTo(-1);
                 assertThat(done[4]).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
+    void aMarkRacingACommitLandsOnTheCommitsVersionAndKeepsItsTop(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).maintenance(false).build()) {
+            long sid = sluice.stream("mark.race2").register().id();
+            long gid = sluice.stream("mark.race2", String.class).consumerGroup("g").register(GroupConfig.builder().partitions(1).build()).id();
+            FamilyTables t = new FamilyTables("\"" + db.schema() + "\"", sid);
+            PartitionSql sql = new PartitionSql(t);
+            String pc = t.partitionCursor();
+            java.util.List<Long> ids = new java.util.ArrayList<>();
+            try (dev.sluice.Producer<String> p = sluice.stream("mark.race2", String.class).producer()) {
+                for (int i = 0; i < 4; i++) {
+                    ids.add(p.produce("m" + i).id());
+                }
+            }
+            try (Connection carry = db.connect(); Connection fetch = db.connect(); Connection probe = db.connect()) {
+                long[] before = current(probe, pc, gid);
+                // The member carries the bucket's idle position to the first message, in a commit not yet committed.
+                carry.setAutoCommit(false);
+                try (PreparedStatement ps = carry.prepareStatement(sql.advance)) {
+                    ps.setArray(1, carry.createArrayOf("int4", new Integer[] {0}));
+                    ps.setArray(2, carry.createArrayOf("int8", new Long[] {ids.get(0)}));
+                    ps.setLong(3, gid);
+                    ps.setLong(4, gid);
+                    ps.execute();
+                }
+                // Its claim of the bucket from there reads the old version and waits at its mark's insertion of seq + 1.
+                CompletableFuture<java.util.List<Long>> claim = CompletableFuture.supplyAsync(() -> {
+                    try (PreparedStatement set = fetch.prepareStatement("SELECT set_config('sluice.settled', ?, false)")) {
+                        set.setString(1, Long.toString(ids.get(3)));
+                        set.execute();
+                        java.util.List<Long> out = new java.util.ArrayList<>();
+                        try (PreparedStatement ps = fetch.prepareStatement(sql.fetch)) {
+                            PartitionSql.bindFetch(ps, 1, fetch, 1, new Integer[] {0}, new Long[] {ids.get(0)},
+                                    LogWindow.from(ids.get(0), 100), 100, 1L << 30, gid);
+                            try (ResultSet rs = ps.executeQuery()) {
+                                while (rs.next()) {
+                                    long id = rs.getLong(7);
+                                    if (!rs.wasNull()) {
+                                        out.add(id);
+                                    }
+                                }
+                            }
+                        }
+                        return out;
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                });
+                org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> {
+                    try (PreparedStatement ps = probe.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                            + " AND query LIKE '%sluice.settled%' AND pid <> pg_backend_pid()"); ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        return rs.getLong(1) == 1;
+                    }
+                });
+                carry.commit();
+                assertThat(claim.get(10, TimeUnit.SECONDS)).containsExactlyElementsOf(ids.subList(1, 4));
+                long[] after = current(probe, pc, gid);
+                assertThat(after[0]).isEqualTo(before[0] + 1);
+                assertThat(after[1]).as("the carried position").isEqualTo(ids.get(0));
+                // The mark landed on the carry's version: the hand-out up to the last message is recorded, so a
+                // member that takes the bucket over now delivers them as their second attempt.
+                assertThat(after[2]).as("one run").isEqualTo(1);
+                assertThat(after[3]).isEqualTo(ids.get(3));
+                assertThat(after[4]).isEqualTo(1); // one version left
             }
         }
     }
