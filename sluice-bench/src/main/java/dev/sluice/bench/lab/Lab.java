@@ -41,7 +41,7 @@ public final class Lab {
                          Map<String, LabEngine.Section> sections, long partitionsDropped, double checkSeconds,
                          Map<String, Integer> workerExits, List<Map<String, Object>> serverStatements,
                          Map<String, Double> redeliveryFromKillSeconds, long killsLeavingNoConsumer,
-                         Double redeliveryKeyHeldMaxSeconds) {
+                         Double redeliveryKeyHeldMaxSeconds, Map<String, Double> cpuCores) {
 
         /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
         public Map<String, Object> summary(LabOptions o) {
@@ -65,6 +65,8 @@ public final class Lab {
     /** What loaded the server, per statement (read after the drain; empty without pg_stat_statements). */
     private List<Map<String, Object>> serverStatements = List.of();
     private boolean keepData;
+    /** Where the CPU went while the faults fired ({@link LabCpu#cores}). */
+    private Map<String, Double> cpuCores = Map.of();
 
     public Lab(LabOptions options, Consumer<String> progress) {
         this.o = options;
@@ -249,7 +251,7 @@ public final class Lab {
                 drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, processes.exits(),
                 serverStatements, LabTimeline.redeliverySeconds(redeliveries, LabTimeline.Redelivery::redeliverySeconds), killsLeavingNoConsumer,
                 redeliveries.stream().map(LabTimeline.Redelivery::keyHeldSeconds).filter(s -> s != null && s > 0)
-                        .max(Double::compare).orElse(null));
+                        .max(Double::compare).orElse(null), cpuCores);
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */
@@ -339,6 +341,7 @@ public final class Lab {
         long nextKill = o.kills() ? start + o.killEvery().toNanos() : Long.MAX_VALUE;
         long nextTerminate = o.terminations() ? start + o.terminateEvery().toNanos() : Long.MAX_VALUE;
         long restartAt = o.restart() && server != null ? start + o.restartAt().toNanos() : Long.MAX_VALUE;
+        LabCpu cpu = new LabCpu(() -> dataDir == null ? null : dataDir.resolve("postmaster.pid"), processes::workers);
         try (UnrelatedXidFault pins = new UnrelatedXidFault(url, o, start, end, this::record,
                 () -> connect("sluice-lab-orchestrator"), progress)) {
             while (System.nanoTime() < end) {
@@ -357,9 +360,13 @@ public final class Lab {
                 }
                 pins.tick(now);
                 processes.replaceExited();
+                cpu.tick(System.nanoTime());
                 Thread.sleep(100);
             }
         }
+        cpu.sample(System.nanoTime());
+        cpuCores = cpu.cores();
+        progress.accept("lab: CPU while the faults fired, in cores of " + Runtime.getRuntime().availableProcessors() + ": " + cpuCores);
     }
 
     private void kill() throws Exception {

@@ -85,6 +85,14 @@ final class LabProcesses {
         }
     }
 
+    /** The worker processes running now (for {@link LabCpu}). */
+    List<LabCpu.Worker> workers() {
+        List<LabCpu.Worker> out = new ArrayList<>();
+        consumers.forEach(p -> out.add(new LabCpu.Worker(true, p.process().toHandle())));
+        producers.forEach(p -> out.add(new LabCpu.Worker(false, p.process().toHandle())));
+        return out;
+    }
+
     /** The processes that ended on their own so far: name, exit code. */
     Map<String, Integer> exits() {
         return Map.copyOf(exits);

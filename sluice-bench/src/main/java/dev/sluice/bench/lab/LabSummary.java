@@ -24,6 +24,9 @@ final class LabSummary {
         m.put("rate_asked", o.rate() * o.producers());
         m.put("rate_held", check == null ? null
                 : Math.round(check.produced() * 10.0 / Math.max(1, o.duration().toSeconds())) / 10.0);
+        // Where the CPU went while the faults fired, in cores (LabCpu): the server, consumers in their first 30 s and
+        // after, producers, the orchestrator, and the total — a rate not held on a full machine shows it here.
+        m.put("cpu_cores", r.cpuCores());
         m.put("lost", check == null ? null : check.lost());
         m.put("unexpected", check == null ? null : check.unexpected());
         m.put("unbucketed", check == null ? null : check.unbucketed());

@@ -65,6 +65,14 @@ class LabTest {
                 .allSatisfy(st -> assertThat((Long) st.get("calls")).isPositive());
         assertThat(r.serverStatements()).extracting(st -> (Double) st.get("total_s")).isSortedAccordingTo(java.util.Comparator.reverseOrder());
         assertThat(r.summary(LabOptions.smoke())).containsKeys("redelivery_from_kill_max_s", "kills_leaving_no_consumer", "redelivery_key_held_max_s");
+        // Where the CPU went while the faults fired: every part of the run is seen, and no more than the machine has.
+        assertThat(r.summary(LabOptions.smoke())).containsEntry("cpu_cores", r.cpuCores());
+        assertThat(r.cpuCores()).containsKeys(LabCpu.SERVER, LabCpu.CONSUMERS_STARTING, LabCpu.CONSUMERS, LabCpu.PRODUCERS,
+                LabCpu.ORCHESTRATOR, LabCpu.TOTAL);
+        assertThat(r.cpuCores().get(LabCpu.SERVER)).as("the embedded server's processes").isPositive();
+        assertThat(r.cpuCores().get(LabCpu.PRODUCERS)).isPositive();
+        assertThat(r.cpuCores().get(LabCpu.CONSUMERS_STARTING) + r.cpuCores().get(LabCpu.CONSUMERS)).isPositive();
+        assertThat(r.cpuCores().get(LabCpu.TOTAL)).isLessThanOrEqualTo(Runtime.getRuntime().availableProcessors() * 1.1 + 0.1);
         for (Double seconds : r.redeliverySeconds().values()) {
             if (seconds != null) {
                 assertThat(seconds).as("redelivery after a kill").isLessThan(LabOptions.smoke().leaseTimeout().toSeconds() + 5.0);
