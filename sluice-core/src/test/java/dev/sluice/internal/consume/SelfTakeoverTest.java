@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * consumer's would be: its completion or outcome is refused, so it can neither write the rows of a range the new
  * holding is running again nor put a row back below the attempts the new claim counted. Found by the reliability lab
  * (three `ordered` messages delivered as attempt 2 twice: by the self-takeover, then from the rows the earlier
- * holding's completion wrote).
+ * holding's completion wrote). A partitioned member that loses a bucket and takes it back itself likewise never commits
+ * the batch it was running when it lost it: the new holding runs it again from the stored position.
  */
 @SluiceTest
 class SelfTakeoverTest {
@@ -159,6 +160,60 @@ class SelfTakeoverTest {
             } finally {
                 releaseSecond.countDown();
                 releaseThird.countDown();
+                a.close();
+            }
+        }
+    }
+
+    @Test
+    void aBucketTakenBackByItsOwnMemberRefusesTheEarlierBatchsCommit(TestDatabase db) throws Exception {
+        try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).maintenance(false)
+                .fleetLease(Duration.ofMillis(1_500)).build()) {
+            long sid = sluice.stream("self.bucket").register().id();
+            ConsumerGroup<String> group = sluice.stream("self.bucket", String.class).consumerGroup("g");
+            long gid = group.register(GroupConfig.builder().partitions(1).retry(QUICK).build()).id();
+            Producer<String> p = sluice.stream("self.bucket", String.class).producer();
+            p.produce("m0", ProduceOptions.key("a"));
+            long last = p.produce("m1", ProduceOptions.key("b")).id();
+            String q = "\"" + db.schema() + "\"";
+            CountDownLatch firstStuck = new CountDownLatch(1);
+            CountDownLatch releaseFirst = new CountDownLatch(1);
+            List<String> calls = new CopyOnWriteArrayList<>();
+            PartitionConsumer<String> a = (PartitionConsumer<String>) group.consume(m -> {
+                calls.add(m.payload() + ":" + m.attempt());
+                if (m.payload().equals("m0") && m.attempt() == 1) {
+                    throw new IllegalStateException("transient"); // an outcome row the batch keeps in memory
+                }
+                if (m.payload().equals("m1") && m.attempt() == 1) {
+                    firstStuck.countDown();
+                    releaseFirst.await();
+                }
+                return Outcome.success();
+            }, OPTS.withBatchSize(10));
+            try {
+                assertThat(firstStuck.await(10, TimeUnit.SECONDS)).isTrue();
+                await().atMost(Duration.ofSeconds(10)).until(() -> calls.contains("m0:1"));
+                // The member's shard lease goes to someone else (its renewal came late), and then comes free again: the
+                // member finds the bucket lost, then takes it back itself and runs it again from the stored position.
+                db.execute("UPDATE " + q + ".shard_lease SET owner_token = gen_random_uuid() WHERE consumer_group_id = " + gid);
+                await().atMost(Duration.ofSeconds(10)).until(() -> a.buckets().isEmpty());
+                db.execute("UPDATE " + q + ".shard_lease SET owner_token = NULL, owner_instance_id = NULL, lease_expires_at = NULL"
+                        + " WHERE consumer_group_id = " + gid);
+                await().atMost(Duration.ofSeconds(10)).until(() -> a.buckets().contains(0) && calls.contains("m0:2"));
+                // The earlier batch's handler ends: its commit must be refused — its m0 row would run m0 as attempt 2
+                // again, though the new holding ran it as attempt 2 already.
+                releaseFirst.countDown();
+                await().atMost(Duration.ofSeconds(10)).until(() -> a.stats().leasesLost() >= 1);
+                await().atMost(Duration.ofSeconds(10)).until(() -> scalar(db, "SELECT coalesce(min(position), 0) FROM ("
+                        + "SELECT DISTINCT ON (bucket) position FROM " + q + ".partition_cursor_" + sid + " WHERE consumer_group_id = "
+                        + gid + " ORDER BY bucket, seq DESC) c") >= last && calls.contains("m1:2"));
+                // Every row settled (the new holding may run a message of a key still busy here as a row); a row the
+                // earlier batch wrote would have run m0 as attempt 2 once more before it settled.
+                await().atMost(Duration.ofSeconds(10)).until(() -> scalar(db, "SELECT count(*) FROM " + q + ".exception_queue_" + sid
+                        + " WHERE consumer_group_id = " + gid) == 0);
+                assertThat(calls).containsExactlyInAnyOrder("m0:1", "m1:1", "m0:2", "m1:2");
+            } finally {
+                releaseFirst.countDown();
                 a.close();
             }
         }
