@@ -360,7 +360,7 @@ public final class Lab {
                 }
                 pins.tick(now);
                 processes.replaceExited();
-                cpu.tick(System.nanoTime());
+                cpu.tick(now);
                 Thread.sleep(100);
             }
         }

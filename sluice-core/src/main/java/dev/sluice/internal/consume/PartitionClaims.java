@@ -56,9 +56,10 @@ final class PartitionClaims {
             return handedOut(id) > max;
         }
 
-        /** The highest id handed out before (null: none). */
-        Long high() {
-            return tops.length == 0 ? null : java.util.Arrays.stream(tops).max().getAsLong();
+        /** From the {@code run_tops} array as read (null or empty: none). */
+        static Runs of(Long[] tops) {
+            return tops == null || tops.length == 0 ? NONE
+                    : new Runs(java.util.Arrays.stream(tops).mapToLong(Long::longValue).toArray());
         }
     }
 
@@ -152,9 +153,7 @@ final class PartitionClaims {
             byBucket.computeIfAbsent(bucket, b -> new ArrayList<>()).add(f);
             if (!runs.containsKey(bucket)) {
                 java.sql.Array a = rs.getArray("bucket_run_tops");
-                Long[] tops = a == null ? new Long[0] : (Long[]) a.getArray();
-                runs.put(bucket, tops.length == 0 ? Runs.NONE
-                        : new Runs(java.util.Arrays.stream(tops).mapToLong(Long::longValue).toArray()));
+                runs.put(bucket, Runs.of(a == null ? null : (Long[]) a.getArray()));
             }
         }
         long high;

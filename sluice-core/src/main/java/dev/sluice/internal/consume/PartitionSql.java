@@ -152,16 +152,16 @@ final class PartitionSql {
                 // mark then lands on that version, with its tops above the carried position (the top the fetch
                 // replaced, if any, lies at or below it: the carry spent it too). Skipping it instead would leave the
                 // hand-out unrecorded, and a takeover would deliver its messages again as attempt 1.
-                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, c.position, c.updated_at, c.run_tops, t.low, t.top"
+                // cont: the top of the run this fetch continues (the highest live top below its lowest message), if any.
+                + " cur AS MATERIALIZED (SELECT c.consumer_group_id, c.bucket, c.seq, c.position, c.updated_at, c.run_tops, t.top,"
+                + "     (SELECT max(u.t) FROM unnest(c.run_tops) AS u(t) WHERE u.t > c.position AND u.t < t.low) AS cont"
                 + "   FROM (SELECT b, min(id) AS low, max(id) AS top FROM picked GROUP BY b) t"
                 + "   CROSS JOIN LATERAL (SELECT * FROM " + pc + " WHERE consumer_group_id = ? AND bucket = t.b ORDER BY seq DESC LIMIT 1) c"
                 + "   ORDER BY t.b),"
                 + " mark AS (INSERT INTO " + pc + " AS v (consumer_group_id, bucket, seq, position, updated_at, run_tops)"
                 + "   SELECT cur.consumer_group_id, cur.bucket, cur.seq + 1, cur.position, cur.updated_at,"
                 + "     ARRAY(SELECT u.t FROM (SELECT a.t, row_number() OVER (PARTITION BY a.t) AS dup FROM unnest(cur.run_tops) AS a(t)"
-                + "         WHERE a.t > cur.position) u"
-                + "       WHERE NOT (u.dup = 1 AND u.t IS NOT DISTINCT FROM"
-                + "         (SELECT max(b.t) FROM unnest(cur.run_tops) AS b(t) WHERE b.t > cur.position AND b.t < cur.low))"
+                + "         WHERE a.t > cur.position) u WHERE NOT (u.dup = 1 AND u.t IS NOT DISTINCT FROM cur.cont)"
                 + "       UNION ALL SELECT cur.top ORDER BY 1 DESC) FROM cur"
                 + "   ON CONFLICT (consumer_group_id, bucket, seq) DO UPDATE SET run_tops = " + above.formatted("excluded.run_tops", "v.position")
                 + "   RETURNING bucket, seq - 1 AS replaced),"

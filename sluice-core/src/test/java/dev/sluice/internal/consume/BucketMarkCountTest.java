@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 class BucketMarkCountTest {
 
     /** Runs the real fetch for bucket 0 from {@code from} (the member's position for it) and returns the ids it handed out. */
-    private static List<Long> fetch(Connection c, PartitionSql sql, long gid, long from, long head) throws Exception {
+    static List<Long> fetch(Connection c, PartitionSql sql, long gid, long from, long head) throws Exception {
         return fetch(c, sql, gid, from, head, 100, null);
     }
 
@@ -53,9 +53,7 @@ class BucketMarkCountTest {
                     if (!rs.wasNull()) {
                         ids.add(id);
                         if (attempts != null) {
-                            Long[] tops = (Long[]) rs.getArray("bucket_run_tops").getArray();
-                            PartitionClaims.Runs runs = new PartitionClaims.Runs(java.util.Arrays.stream(tops).mapToLong(Long::longValue).toArray());
-                            attempts.put(id, runs.attempt(id));
+                            attempts.put(id, PartitionClaims.Runs.of((Long[]) rs.getArray("bucket_run_tops").getArray()).attempt(id));
                         }
                     }
                 }
@@ -128,16 +126,6 @@ class BucketMarkCountTest {
         }
     }
 
-    private static void advance(Connection c, PartitionSql sql, long gid, long position) throws Exception {
-        try (PreparedStatement ps = c.prepareStatement(sql.advance)) {
-            ps.setArray(1, c.createArrayOf("int4", new Integer[] {0}));
-            ps.setArray(2, c.createArrayOf("int8", new Long[] {position}));
-            ps.setLong(3, gid);
-            ps.setLong(4, gid);
-            ps.execute();
-        }
-    }
-
     @Test
     void aReRunInSeveralBatchesCountsEachMessageOnceMore(TestDatabase db) throws Exception {
         try (Sluice sluice = Sluice.builder().dataSource(db.dataSource()).schema(db.schema()).maintenance(false).build()) {
@@ -157,7 +145,7 @@ class BucketMarkCountTest {
                 java.util.Map<Long, Integer> attempts = new java.util.HashMap<>();
                 assertThat(fetch(c, sql, gid, start, head, 3, attempts)).containsExactlyElementsOf(ids.subList(0, 3));
                 assertThat(tops(c, pc, gid)).as("a re-run from the position is a new run").containsExactly(head, ids.get(2));
-                advance(c, sql, gid, ids.get(2));
+                BucketMarkRaceTest.advance(db, sql, gid, ids.get(2));
                 assertThat(tops(c, pc, gid)).as("the commit spends the tops it passes").containsExactly(head);
                 assertThat(fetch(c, sql, gid, ids.get(2), head, 3, attempts)).containsExactlyElementsOf(ids.subList(3, 6));
                 assertThat(tops(c, pc, gid)).containsExactly(head, ids.get(5));
@@ -170,7 +158,7 @@ class BucketMarkCountTest {
                 assertThat(fetch(c, sql, gid, ids.get(2), head, 100, attempts)).containsExactlyElementsOf(ids.subList(3, 9));
                 assertThat(attempts).as("each handed out twice before").allSatisfy((id, a) -> assertThat(a).isEqualTo(3));
                 assertThat(tops(c, pc, gid)).containsExactly(head, head, head);
-                advance(c, sql, gid, head);
+                BucketMarkRaceTest.advance(db, sql, gid, head);
                 assertThat(tops(c, pc, gid)).isEmpty();
             }
         }

@@ -37,7 +37,8 @@ class BucketMarkRaceTest {
     }
 
     /** Runs the member's commit of positions ({@link PartitionSql#advance}) for bucket 0 in its own transaction. */
-    private static void advance(TestDatabase db, PartitionSql sql, long gid, long position) throws Exception {
+    /** Commits bucket 0 at {@code position} with the real {@link PartitionSql#advance}, in a transaction of its own. */
+    static void advance(TestDatabase db, PartitionSql sql, long gid, long position) throws Exception {
         try (Connection c = db.connect()) {
             c.setAutoCommit(false);
             try (PreparedStatement ps = c.prepareStatement(sql.advance)) {
@@ -142,23 +143,8 @@ class BucketMarkRaceTest {
                 }
                 // Its claim of the bucket from there reads the old version and waits at its mark's insertion of seq + 1.
                 CompletableFuture<java.util.List<Long>> claim = CompletableFuture.supplyAsync(() -> {
-                    try (PreparedStatement set = fetch.prepareStatement("SELECT set_config('sluice.settled', ?, false)")) {
-                        set.setString(1, Long.toString(ids.get(3)));
-                        set.execute();
-                        java.util.List<Long> out = new java.util.ArrayList<>();
-                        try (PreparedStatement ps = fetch.prepareStatement(sql.fetch)) {
-                            PartitionSql.bindFetch(ps, 1, fetch, 1, new Integer[] {0}, new Long[] {ids.get(0)},
-                                    LogWindow.from(ids.get(0), 100), 100, 1L << 30, gid);
-                            try (ResultSet rs = ps.executeQuery()) {
-                                while (rs.next()) {
-                                    long id = rs.getLong(7);
-                                    if (!rs.wasNull()) {
-                                        out.add(id);
-                                    }
-                                }
-                            }
-                        }
-                        return out;
+                    try {
+                        return BucketMarkCountTest.fetch(fetch, sql, gid, ids.get(0), ids.get(3));
                     } catch (Exception e) {
                         throw new RuntimeException(e);
                     }
