@@ -297,7 +297,8 @@ public enum ErrorCode {
     COMMIT_OUTCOME_UNKNOWN(304, Category.STORAGE, true,
             "The connection failed while committing; the outcome is unknown.",
             "The database may or may not have committed the transaction: the reply was lost. Retrying a produce "
-                    + "without an idempotency key can write the message twice.",
+                    + "without an idempotency key can write the message twice. (Sluice replays on its own only work "
+                    + "that is harmless twice, such as a fleet claim under its token.)",
             "Retry with the same idempotency key (a duplicate then returns the original id), or check the stream "
                     + "with 'sluice stream read' before retrying."),
 

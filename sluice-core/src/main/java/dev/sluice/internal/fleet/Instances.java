@@ -131,7 +131,8 @@ public final class Instances implements AutoCloseable {
             UUID token = UUID.randomUUID();
             int failures = w.instanceId == 0 ? 0 : 1;
             long sent = System.nanoTime();
-            Object[] row = db.transaction("claim a fleet instance of " + w.key(), c -> {
+            // Idempotent by its token: a claim whose commit reply was lost is run again and finds its own row.
+            Object[] row = db.idempotentTransaction("claim a fleet instance of " + w.key(), c -> {
                 long configId = w.configId != 0 ? w.configId : configs.resolve(c, w.key());
                 Sql.execute(c, WorkerSql.LOCK_CLAIMS, lockPrefix + configId);
                 return Sql.first(c, sql.claim, rs -> new Object[] {configId, rs.getLong(1), rs.getInt(3), rs.getLong(4),

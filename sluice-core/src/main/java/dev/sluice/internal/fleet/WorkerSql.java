@@ -45,6 +45,7 @@ final class WorkerSql {
     /**
      * Claims an instance (run under {@link #LOCK_CLAIMS}) and snapshots it; returns id, expiry, the worker's target
      * how many live instances of the worker came before it, and the seconds until the first of those expires.
+     * Idempotent by token: run again after a commit whose reply was lost, it renews the row the first run made.
      * Parameters: worker id, token, holder, failures, lease seconds.
      */
     final String claim;
@@ -116,14 +117,16 @@ final class WorkerSql {
                 WITH made AS (
                     INSERT INTO %1$s (worker_config_id, token, holder, failures, expires_at)
                     VALUES (?, ?, ?, ?, now() + make_interval(secs => ?))
+                    ON CONFLICT (token) DO UPDATE SET renewed_at = now(), expires_at = excluded.expires_at
                     RETURNING id, worker_config_id, token, holder, failures, created_at, expires_at),
                 logged AS (
                     INSERT INTO %2$s (worker_config_id, instance_id, token, holder, failures, instance_created_at, expires_at)
                     SELECT worker_config_id, id, token, holder, failures, created_at, expires_at FROM made)
                 SELECT m.id, m.expires_at, w.target_instances,
-                       (SELECT count(*) FROM %1$s o WHERE o.worker_config_id = m.worker_config_id AND o.expires_at > now()),
+                       (SELECT count(*) FROM %1$s o WHERE o.worker_config_id = m.worker_config_id AND o.id < m.id
+                        AND o.expires_at > now()),
                        (SELECT extract(epoch FROM min(o.expires_at) - now())::float8 FROM %1$s o
-                        WHERE o.worker_config_id = m.worker_config_id AND o.expires_at > now())
+                        WHERE o.worker_config_id = m.worker_config_id AND o.id < m.id AND o.expires_at > now())
                 FROM made m JOIN %3$s w ON w.id = m.worker_config_id
                 """.formatted(instance, instanceLog, worker);
         this.renew = """

@@ -86,6 +86,21 @@ public final class Db {
      * is never replayed: its outcome is unknown ({@link ErrorCode#COMMIT_OUTCOME_UNKNOWN}).
      */
     public <T> T transaction(String what, SqlWork<T> work) {
+        return transaction(what, work, false);
+    }
+
+    /**
+     * Like {@link #transaction}, for work written so that running it again after it committed is harmless (a
+     * fleet claim under a token chosen before the first run: a second run finds the row the first made). A
+     * connection failure during the commit is then replayed too, on another connection, within the same bound
+     * as dead connections: a process starting its parts while its connections are terminated must not fail
+     * for a commit reply it never got.
+     */
+    public <T> T idempotentTransaction(String what, SqlWork<T> work) {
+        return transaction(what, work, true);
+    }
+
+    private <T> T transaction(String what, SqlWork<T> work, boolean replayUnknownCommit) {
         int brokenReplays = 0;
         for (int attempt = 1; ; attempt++) {
             boolean committed = false;
@@ -115,15 +130,22 @@ public final class Db {
                     continue;
                 }
                 throw SqlErrors.map(e, what);
+            } catch (SluiceException e) {
+                if (replayUnknownCommit && e.code() == ErrorCode.COMMIT_OUTCOME_UNKNOWN && brokenReplays < MAX_BROKEN_REPLAYS) {
+                    brokenReplays++;
+                    attempt--;
+                    continue;
+                }
+                throw e;
             } catch (RuntimeException e) {
                 // A user callback cannot throw SQLException through Function; a wrapped transient failure
                 // (serialization, deadlock, lock timeout) still means "replay the whole transaction".
                 SQLException transientCause = transientCause(e);
-                if (transientCause != null && !(e instanceof SluiceException) && attempt < MAX_ATTEMPTS) {
+                if (transientCause != null && attempt < MAX_ATTEMPTS) {
                     backoff(attempt);
                     continue;
                 }
-                if (transientCause != null && !(e instanceof SluiceException)) {
+                if (transientCause != null) {
                     throw SqlErrors.map(transientCause, what);
                 }
                 throw e;

@@ -139,6 +139,36 @@ class BrokenConnectionReplayTest {
     }
 
     @Test
+    void aCommitWhoseReplyIsLostIsReplayedOnlyWhenTheWorkSaysItMayRunAgain(TestDatabase db) throws Exception {
+        String table = db.schema() + ".replay_unknown";
+        db.execute("CREATE SCHEMA IF NOT EXISTS " + db.schema());
+        db.execute("CREATE TABLE " + table + " (k int PRIMARY KEY, runs int NOT NULL)");
+        String upsert = "INSERT INTO " + table + " VALUES (?, 1) ON CONFLICT (k) DO UPDATE SET runs = " + table + ".runs + 1";
+        dev.sluice.testing.LostCommitReplies ds = new dev.sluice.testing.LostCommitReplies(db.dataSource(), 1);
+        Db sut = new Db(ds);
+        // Plain work: the outcome is unknown and said so; the write did land.
+        assertThatThrownBy(() -> sut.transaction("plain", c -> Sql.update(c, upsert, 1)))
+                .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.COMMIT_OUTCOME_UNKNOWN));
+        assertThat(ds.lost.get()).isEqualTo(1);
+        // Idempotent work: run again on another connection after two lost replies, and the caller gets its result.
+        ds.lostReplies.set(2);
+        assertThat(sut.<Integer>idempotentTransaction("idempotent", c -> Sql.update(c, upsert, 2))).isEqualTo(1);
+        assertThat(ds.lost.get()).isEqualTo(3);
+        try (Connection c = db.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT k, runs FROM " + table + " ORDER BY k")) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getInt(2)).as("the plain write landed once").isEqualTo(1);
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getInt(2)).as("both lost commits landed, and the replay that was answered").isEqualTo(3);
+        }
+        // Replays stay bounded: every reply lost, given up with the unknown outcome.
+        ds.lostReplies.set(Integer.MAX_VALUE);
+        assertThatThrownBy(() -> sut.idempotentTransaction("always lost", c -> Sql.update(c, upsert, 3)))
+                .isInstanceOfSatisfying(SluiceException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.COMMIT_OUTCOME_UNKNOWN));
+        assertThat(ds.lost.get()).isEqualTo(3 + Db.MAX_BROKEN_REPLAYS + 1);
+    }
+
+    @Test
     void replaysAreBoundedAndOtherFailuresAreNotReplayed(TestDatabase db) {
         DeadFirst ds = new DeadFirst(db);
         Db sut = new Db(ds);
