@@ -75,6 +75,11 @@ final class LabCommand extends Base {
             + " a run that does not pass always keeps it.")
     boolean keepData;
 
+    @Option(names = "--class-archive", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Worker JVMs map a class archive recorded from the first consumer, so a consumer started at every"
+                    + " kill loads its classes faster; --no-class-archive starts them without (default: on).")
+    boolean classArchive;
+
     @Option(names = "--json", hidden = true, description = "Same as -o json: the summary as one JSON line.")
     boolean jsonFlag;
 
@@ -99,7 +104,7 @@ final class LabCommand extends Base {
         Lab.Result r = new Lab(options, line -> {
             err.println(line);
             err.flush();
-        }).keepData(keepData).run();
+        }).keepData(keepData).classArchive(classArchive).run();
         Map<String, Object> summary = r.summary(options);
         if (json) {
             out.println(new ObjectMapper().writeValueAsString(summary));

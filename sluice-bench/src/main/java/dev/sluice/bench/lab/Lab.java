@@ -41,7 +41,7 @@ public final class Lab {
                          Map<String, LabEngine.Section> sections, long partitionsDropped, double checkSeconds,
                          Map<String, Integer> workerExits, List<Map<String, Object>> serverStatements,
                          Map<String, Double> redeliveryFromKillSeconds, long killsLeavingNoConsumer,
-                         Double redeliveryKeyHeldMaxSeconds, Map<String, Double> cpuCores) {
+                         Double redeliveryKeyHeldMaxSeconds, Map<String, Double> cpuCores, String classArchive) {
 
         /** The JSON summary line (BENCHMARKS.md § JSON output, scenario {@code lab}). */
         public Map<String, Object> summary(LabOptions o) {
@@ -65,6 +65,7 @@ public final class Lab {
     /** What loaded the server, per statement (read after the drain; empty without pg_stat_statements). */
     private List<Map<String, Object>> serverStatements = List.of();
     private boolean keepData;
+    private boolean classArchive = true;
     /** Where the CPU went while the faults fired ({@link LabCpu#cores}). */
     private Map<String, Double> cpuCores = Map.of();
 
@@ -81,6 +82,15 @@ public final class Lab {
         return this;
     }
 
+    /**
+     * Whether the worker JVMs map a class archive recorded from the first consumer (on by default; see
+     * {@link LabClassArchive}).
+     */
+    public Lab classArchive(boolean on) {
+        this.classArchive = on;
+        return this;
+    }
+
     public Result run() throws Exception {
         work = Files.createTempDirectory("sluice-lab-");
         Result result = null;
@@ -89,7 +99,7 @@ public final class Lab {
             long streamId = setUp();
             instanceWatch = new InstanceWatch(() -> connect("sluice-lab-orchestrator"),
                     o.leaseTimeout().plusSeconds(30));
-            processes = new LabProcesses(o, work, url, progress);
+            processes = new LabProcesses(o, work, url, progress, classArchive);
             processes.start();
             progress.accept("lab: " + o.producers() + " producer(s), " + o.consumers() + " consumer(s), groups "
                     + LabGroups.ALL + ", " + o.duration().toSeconds() + " s; work dir " + work);
@@ -251,7 +261,7 @@ public final class Lab {
                 drainSeconds, reason, work, Map.copyOf(sections), partitionsDropped, checkSeconds, processes.exits(),
                 serverStatements, LabTimeline.redeliverySeconds(redeliveries, LabTimeline.Redelivery::redeliverySeconds), killsLeavingNoConsumer,
                 redeliveries.stream().map(LabTimeline.Redelivery::keyHeldSeconds).filter(s -> s != null && s > 0)
-                        .max(Double::compare).orElse(null), cpuCores);
+                        .max(Double::compare).orElse(null), cpuCores, processes.classArchive());
     }
 
     /** The engines' failures ({@code queue: …; lock: …}), or null when none failed. */
@@ -360,6 +370,7 @@ public final class Lab {
                 }
                 pins.tick(now);
                 processes.replaceExited();
+                processes.tick(now);
                 cpu.tick(now);
                 Thread.sleep(100);
             }

@@ -28,13 +28,26 @@ final class LabProcesses {
     private final List<Proc> producers = new ArrayList<>();
     /** Worker processes that ended on their own (not killed or stopped by the orchestrator): name, exit code. */
     private final Map<String, Integer> exits = new LinkedHashMap<>();
+    private final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    private final LabClassArchive archive;
     private int instances;
 
-    LabProcesses(LabOptions o, Path work, String url, Consumer<String> progress) {
+    LabProcesses(LabOptions o, Path work, String url, Consumer<String> progress, boolean classArchive) {
         this.o = o;
         this.work = work;
         this.url = url;
         this.progress = progress;
+        this.archive = new LabClassArchive(classArchive, java, System.getProperty("java.class.path"), work, progress);
+    }
+
+    /** On the orchestrator's loop: the class archive's dump ({@link LabClassArchive#tick}). */
+    void tick(long now) {
+        archive.tick(now);
+    }
+
+    /** What became of the workers' class archive ({@link LabClassArchive#state}). */
+    String classArchive() {
+        return archive.state();
     }
 
     /** Starts the consumers, then the producers. */
@@ -119,6 +132,7 @@ final class LabProcesses {
 
     /** SIGKILL to every process still running. */
     void stopAll() {
+        archive.close();
         for (List<Proc> list : List.of(producers, consumers)) {
             for (Proc p : list) {
                 p.process().destroyForcibly();
@@ -128,25 +142,31 @@ final class LabProcesses {
 
     private Proc spawn(String role) throws IOException {
         String name = role.charAt(0) + "" + (++instances);
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        boolean consumer = role.equals("consumer");
         // Timestamped logs, with Sluice's consumer events (takeovers, leases lost), to line up with the ledger.
         // The client JIT only and the serial collector: a worker starts every kill interval on a machine the run keeps
         // busy, and the server JIT's and parallel collector's threads compete with the run for its cores.
-        List<String> cmd = List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                "-Dorg.slf4j.simpleLogger.showDateTime=true",
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        List<String> sharing = archive.options(consumer);
+        cmd.addAll(sharing);
+        cmd.addAll(List.of("-Dorg.slf4j.simpleLogger.showDateTime=true",
                 "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
                 "-Dorg.slf4j.simpleLogger.log.dev.sluice.internal.consume=debug",
                 "-cp", System.getProperty("java.class.path"), LabWorker.class.getName(),
                 role, name, Long.toString(o.duration().toMillis()), Integer.toString(o.rate()),
                 Double.toString(o.failureRate()), Double.toString(o.hangRate()), Double.toString(o.longTransactions()),
                 Long.toString(o.leaseTimeout().toMillis()), Long.toString(o.seed()), String.join(",", o.engines()),
-                Integer.toString(o.jobRate()));
+                Integer.toString(o.jobRate())));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         // The URL may carry the embedded server's password: the environment, unlike argv, is the owner's only.
         pb.environment().put(LabWorker.URL_ENV, url);
         File log = work.resolve(name + ".log").toFile();
         pb.redirectErrorStream(true);
         pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log));
-        return new Proc(name, pb.start());
+        Process p = pb.start();
+        if (sharing.stream().anyMatch(a -> a.startsWith("-XX:DumpLoadedClassList"))) {
+            archive.recording(p);
+        }
+        return new Proc(name, p);
     }
 }

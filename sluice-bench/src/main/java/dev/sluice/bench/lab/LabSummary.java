@@ -27,6 +27,7 @@ final class LabSummary {
         // Where the CPU went while the faults fired, in cores (LabCpu): the server, consumers in their first 30 s and
         // after, producers, the orchestrator, and the total — a rate not held on a full machine shows it here.
         m.put("cpu_cores", r.cpuCores());
+        m.put("class_archive", r.classArchive());
         m.put("lost", check == null ? null : check.lost());
         m.put("unexpected", check == null ? null : check.unexpected());
         m.put("unbucketed", check == null ? null : check.unbucketed());
