@@ -11,7 +11,12 @@ final class KeyLeaseSql {
     /**
      * Takes free (or expired) key leases; returns the keys taken. A key this consumer already holds for
      * another range or row is not taken again: one in-flight delivery per key, also within a process.
-     * Parameters: group, owner, lease seconds, keys, first ids.
+     * Keys the statement's snapshot shows held and unexpired are left out before the insert, so the statement
+     * locks no row another holder keeps: {@code ON CONFLICT DO UPDATE} locks the row it meets even when its
+     * {@code WHERE} refuses the update, and held that way until this transaction ends (after its key checks and
+     * its commit) such a lock made the holder's renewal and release, and other consumers' takes, queue behind it.
+     * A key left out because it was released a moment ago is busy for this take, as if the release came later.
+     * Parameters: group, owner, lease seconds, keys, first ids, group.
      */
     final String acquireKeys;
 
@@ -57,7 +62,10 @@ final class KeyLeaseSql {
     KeyLeaseSql(FamilyTables t, RangeSql ranges) {
         this.acquireKeys = "INSERT INTO " + t.messageKeyLease() + " AS k (consumer_group_id, message_key, message_id, owner_token, expires_at)"
                 + " SELECT ?, x.key, x.id, ?, now() + make_interval(secs => ?)"
-                + " FROM unnest(?::text[], ?::bigint[]) AS x(key, id) ORDER BY x.key"
+                + " FROM unnest(?::text[], ?::bigint[]) AS x(key, id)"
+                + " WHERE NOT EXISTS (SELECT 1 FROM " + t.messageKeyLease() + " h WHERE h.consumer_group_id = ?"
+                + "   AND h.message_key = x.key AND h.expires_at > now())"
+                + " ORDER BY x.key"
                 + " ON CONFLICT (consumer_group_id, message_key) DO UPDATE SET message_id = EXCLUDED.message_id,"
                 + "   owner_token = EXCLUDED.owner_token, expires_at = EXCLUDED.expires_at"
                 + "   WHERE k.expires_at <= now()"

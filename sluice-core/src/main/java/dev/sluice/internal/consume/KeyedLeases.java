@@ -109,6 +109,7 @@ final class KeyedLeases implements KeyLeases {
             ps.setDouble(3, ctx.leaseSeconds);
             ps.setArray(4, c.createArrayOf("text", keys.toArray()));
             ps.setArray(5, c.createArrayOf("int8", ids));
+            ps.setLong(6, ctx.groupId());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     held.add(rs.getString(1));
