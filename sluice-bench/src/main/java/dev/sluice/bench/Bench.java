@@ -62,6 +62,7 @@ final class Bench {
         c.setPoolName(name);
         c.setMaximumPoolSize(size);
         c.setMinimumIdle(size);
+        c.setTransactionIsolation("TRANSACTION_READ_COMMITTED"); // named, not detected: see LabWorker.poolConfig
         return new HikariDataSource(c);
     }
 

@@ -59,6 +59,7 @@ final class DemoCommand extends Base {
             // The same data source (and timeouts) as every other command, pooled.
             hc.setDataSource(DatabaseUrls.dataSource(ctx.jdbcUrl()));
             hc.setMaximumPoolSize(12);
+            hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED"); // named, not detected: see ServeCommand
             hc.setPoolName("sluice-demo");
             try (HikariDataSource pool = new HikariDataSource(hc);
                  Sluice sluice = Sluice.builder().dataSource(pool).schema(globals().schema).allowDestroy(true).build()) {

@@ -77,6 +77,10 @@ final class ServeCommand extends Base {
             HikariConfig hc = new HikariConfig();
             hc.setDataSource(DatabaseUrls.dataSource(ctx.jdbcUrl()));
             hc.setMaximumPoolSize(24);
+            // Named, not detected: HikariCP reads the isolation of its first connection, and when that connection fails
+            // during the read it keeps -1 and every later connection fails to set it (HikariCP issue #1944) — a pool
+            // started while its server terminates connections would never hand out one (docs/getting-started.md).
+            hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
             hc.setPoolName("sluice-serve");
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             try (HikariDataSource pool = new HikariDataSource(hc);

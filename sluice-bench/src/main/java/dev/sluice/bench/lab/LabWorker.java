@@ -46,16 +46,7 @@ public final class LabWorker {
         long seed = Long.parseLong(args[8]);
         java.util.Set<String> engines = java.util.Set.of(args[9].split(","));
         int jobRate = Integer.parseInt(args[10]);
-        HikariConfig hc = new HikariConfig();
-        hc.setJdbcUrl(url);
-        hc.setMaximumPoolSize(30); // the consumers' work (4 groups, the partitioned one per bucket), the ledger writer, long transactions, the engines
-        // Connections as the work needs them, not 30 at once: a process starting under load, and every pool after a
-        // termination of all lab connections, would otherwise open 30 backends (authentication, cold caches) each.
-        hc.setMinimumIdle(4);
-        hc.setConnectionTimeout(10_000);
-        hc.setInitializationFailTimeout(-1); // the server may be restarting
-        hc.addDataSourceProperty("ApplicationName", workerApplicationName(instance));
-        try (HikariDataSource pool = new HikariDataSource(hc);
+        try (HikariDataSource pool = new HikariDataSource(poolConfig(url, instance));
              // Rows nobody waits for (produce attempts and results, call starts) wait up to 100 ms for company.
              LedgerWriter ledger = new LedgerWriter(() -> pool.getConnection(), Duration.ofSeconds(60), Duration.ofMillis(100));
              // Fleet instances on the consumers' lease, so a killed process's instances expire as fast as its ranges;
@@ -81,6 +72,24 @@ public final class LabWorker {
                 }
             }
         }
+    }
+
+    /** The pool of a worker process. */
+    static HikariConfig poolConfig(String url, String instance) {
+        HikariConfig hc = new HikariConfig();
+        hc.setJdbcUrl(url);
+        hc.setMaximumPoolSize(30); // the consumers' work (4 groups, the partitioned one per bucket), the ledger writer, long transactions, the engines
+        // Connections as the work needs them, not 30 at once: a process starting under load, and every pool after a
+        // termination of all lab connections, would otherwise open 30 backends (authentication, cold caches) each.
+        hc.setMinimumIdle(4);
+        hc.setConnectionTimeout(10_000);
+        hc.setInitializationFailTimeout(-1); // the server may be restarting
+        // Named, not detected: HikariCP reads the isolation of its first connection, and when that connection fails
+        // during the read it keeps -1 and every later connection fails to set it (HikariCP issue #1944) — a pool
+        // started while its server terminates connections would never hand out one (docs/getting-started.md).
+        hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+        hc.addDataSourceProperty("ApplicationName", workerApplicationName(instance));
+        return hc;
     }
 
     /**
