@@ -87,12 +87,9 @@ final class LabClassArchive {
 
     /** On the orchestrator's loop: starts the dump once the recorder ran long enough, and notes when it is done. */
     synchronized void tick(long now) {
-        if (!enabled) {
-            return;
-        }
-        if (dump == null && recorder != null && (now - recordingSince >= RECORD_NANOS || !recorder.isAlive())) {
-            startDump(now);
-        } else if (dump != null && state.equals("dumping")) {
+        if (state.equals("recording") && recorder != null && (now - recordingSince >= RECORD_NANOS || !recorder.isAlive())) {
+            startDump(now); // once: it leaves "recording" for "dumping", or for "off: why"
+        } else if (state.equals("dumping")) {
             if (dump.isAlive() && now - dumpSince > TimeUnit.SECONDS.toNanos(DUMP_LIMIT_SECONDS)) {
                 dump.destroyForcibly();
                 failed("the dump took over " + DUMP_LIMIT_SECONDS + " s");
@@ -121,7 +118,7 @@ final class LabClassArchive {
             dumpSince = now;
             state = "dumping";
         } catch (IOException | RuntimeException e) {
-            failed("no class list to dump: " + e.getMessage());
+            failed("the dump did not start: " + e.getMessage());
         }
     }
 

@@ -77,6 +77,20 @@ class LabClassArchiveTest {
         assertThat(dirs.options(true)).isEmpty();
         dirs.tick(System.nanoTime() + TimeUnit.MINUTES.toNanos(5));
         assertThat(dirs.options(true)).isEmpty();
+        // A dump that cannot start is given up once: later ticks neither retry it nor report it again.
+        List<String> progress = new CopyOnWriteArrayList<>();
+        LabClassArchive broken = new LabClassArchive(true, work.resolve("no-java").toString(), someJar(), work, progress::add);
+        assertThat(broken.options(true)).singleElement().asString().startsWith("-XX:DumpLoadedClassList=");
+        Files.writeString(work.resolve("worker.classlist"), "java/lang/Object\n");
+        Process ended = new ProcessBuilder("true").start();
+        assertThat(ended.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        broken.recording(ended);
+        for (int i = 0; i < 3; i++) {
+            broken.tick(System.nanoTime());
+        }
+        assertThat(broken.state()).startsWith("off: the dump did not start");
+        assertThat(progress).hasSize(1);
+        assertThat(broken.options(true)).isEmpty();
         LabClassArchive off = new LabClassArchive(false, JAVA, someJar(), work, l -> { });
         assertThat(off.state()).isEqualTo("off");
         assertThat(off.options(true)).isEmpty();
