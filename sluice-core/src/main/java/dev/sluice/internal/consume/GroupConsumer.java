@@ -36,6 +36,8 @@ import org.slf4j.Logger;
 public final class GroupConsumer<T> implements Consumption {
     private static final Logger log = ConsumerContext.log;
     private static final long PROBE_EVERY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** {@link #leaseEndsAt} when the last probe saw no range lease. */
+    private static final long NO_LEASE = Long.MIN_VALUE;
     /** How long a keyed group leaves due rows alone after none of them could run (unless notified). */
     private static final long ROWS_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How often chains waiting for a busy key retry it. */
@@ -81,6 +83,12 @@ public final class GroupConsumer<T> implements Consumption {
     private volatile boolean rowsFirst;
     /** When the current run of claims without a probe began (0: the last poll probed). Loop runs only. */
     private long claimStreakStart;
+    /**
+     * When (System.nanoTime) the earliest range lease the last probe saw runs out; {@link #NO_LEASE} when it saw
+     * none. Once it has passed, an expired range may wait: the next poll probes (and takes it over) before it claims
+     * fresh messages, so a dead holder's work is not left behind a backlog of newer ones. Loop runs only.
+     */
+    private long leaseEndsAt = NO_LEASE;
     /** The wait for a pending observation to settle (loop runs only). */
     private final SettleWait settle;
     /** Until when (System.nanoTime) the probe's due rows are not claimed again: none could run. */
@@ -185,7 +193,7 @@ public final class GroupConsumer<T> implements Consumption {
     /** One poll; returns how long to wait before the next one (0: poll again at once). */
     private long pollOnce() {
         boolean progressed = false;
-        if (claimFirst) {
+        if (claimFirst && !takeoverDue()) {
             claimFirst = false;
             long now = System.nanoTime();
             if (claimStreakStart == 0) {
@@ -212,6 +220,8 @@ public final class GroupConsumer<T> implements Consumption {
         claimFirst = false;
         claimStreakStart = 0;
         RangeClaims.Probe p = claims.probe();
+        leaseEndsAt = p.nextLease() == null ? NO_LEASE
+                : System.nanoTime() + Math.max(0, Duration.between(p.now(), p.nextLease()).toNanos());
         if (due(p.nextLease(), p.now()) && reclaimRange()) {
             return 0;
         }
@@ -248,6 +258,11 @@ public final class GroupConsumer<T> implements Consumption {
             }
         }
         return Math.max(wait, 1_000_000);
+    }
+
+    /** Whether the earliest range lease the last probe saw has run out since (an expired range may be waiting). */
+    private boolean takeoverDue() {
+        return leaseEndsAt != NO_LEASE && System.nanoTime() - leaseEndsAt >= 0;
     }
 
     private static boolean due(Instant at, Instant now) {
