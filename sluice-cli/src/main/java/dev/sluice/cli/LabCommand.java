@@ -72,7 +72,7 @@ final class LabCommand extends Base {
     int jobRate;
 
     @Option(names = "--keep-data", description = "Keep the embedded database (in the work directory) after a passing run too;"
-            + " a run that does not pass always keeps it.")
+            + " a run that does not pass always keeps it. The last line names it; open it with sluice db psql --data-dir DIR.")
     boolean keepData;
 
     @Option(names = "--class-archive", negatable = true, defaultValue = "true", fallbackValue = "true",

@@ -59,6 +59,8 @@ public final class Lab {
     private String url;
     private EmbeddedPostgresServer server;
     private Path dataDir;
+    /** How the line that names a kept embedded database starts. */
+    static final String KEPT = "lab: database kept in ";
     private int port;
     private InstanceWatch instanceWatch;
     private LabProcesses processes;
@@ -147,6 +149,9 @@ public final class Lab {
                 // with; the processes' logs stay in the work directory either way.
                 if (result != null && "pass".equals(result.verdict()) && dataDir != null && !keepData) {
                     deleteTree(dataDir);
+                } else if (dataDir != null) {
+                    // Its superuser's password is in the data directory (0600), where `db psql` finds it.
+                    progress.accept(KEPT + dataDir + "; open it with: sluice db psql --data-dir " + dataDir);
                 }
             }
         }

@@ -42,8 +42,25 @@ class LabTest {
     @Test
     @Order(1)
     void ciSmokeWithEveryFaultPasses() throws Exception {
-        Lab.Result r = new Lab(LabOptions.smoke(), System.out::println).run();
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Lab.Result r = new Lab(LabOptions.smoke(), line -> {
+            lines.add(line);
+            System.out.println(line);
+        }).keepData(true).run();
         System.out.println("lab smoke: " + r.summary(LabOptions.smoke()));
+        // --keep-data: the embedded database stays after a pass, the last line says where and how to open it, and it
+        // opens again (its password is in it) with the run's ledger.
+        String kept = lines.stream().filter(l -> l.startsWith(Lab.KEPT)).findFirst().orElseThrow();
+        java.nio.file.Path dataDir = java.nio.file.Path.of(kept.substring(Lab.KEPT.length(), kept.indexOf(';')));
+        assertThat(kept).endsWith("sluice db psql --data-dir " + dataDir);
+        try (EmbeddedPostgresServer reopened = EmbeddedPostgresServer.start(dataDir);
+             Connection c = reopened.dataSource().getConnection()) {
+            assertThat(scalar(c, "SELECT count(*) FROM sluice_lab.handler_call")).isPositive();
+        } finally {
+            try (java.util.stream.Stream<java.nio.file.Path> paths = java.nio.file.Files.walk(dataDir)) {
+                paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
         assertThat(r.verdict()).as(r.reason()).isEqualTo("pass");
         assertThat(r.check().lost()).isZero();
         assertThat(r.check().unexpected()).isZero();
