@@ -49,6 +49,9 @@ public final class Lab {
         }
     }
 
+    /** How the line that names a kept embedded database starts. */
+    static final String KEPT = "lab: database kept in ";
+
     private final LabOptions o;
     private final List<LabEngine> engines;
     private final Map<String, LabEngine.Section> sections = new LinkedHashMap<>();
@@ -59,8 +62,6 @@ public final class Lab {
     private String url;
     private EmbeddedPostgresServer server;
     private Path dataDir;
-    /** How the line that names a kept embedded database starts. */
-    static final String KEPT = "lab: database kept in ";
     private int port;
     private InstanceWatch instanceWatch;
     private LabProcesses processes;
@@ -157,7 +158,8 @@ public final class Lab {
         }
     }
 
-    private static void deleteTree(Path dir) {
+    /** Deletes a directory tree, best effort (also the tests' way to remove a kept database). */
+    static void deleteTree(Path dir) {
         try (java.util.stream.Stream<Path> paths = Files.walk(dir)) {
             paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException | RuntimeException e) {

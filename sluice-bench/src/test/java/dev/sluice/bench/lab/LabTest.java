@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.sluice.ProduceOptions;
 import dev.sluice.Sluice;
 import dev.sluice.embedded.EmbeddedPostgresServer;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -51,16 +52,15 @@ class LabTest {
         // --keep-data: the embedded database stays after a pass, the last line says where and how to open it, and it
         // opens again (its password is in it) with the run's ledger.
         String kept = lines.stream().filter(l -> l.startsWith(Lab.KEPT)).findFirst().orElseThrow();
-        java.nio.file.Path dataDir = java.nio.file.Path.of(kept.substring(Lab.KEPT.length(), kept.indexOf(';')));
+        Path dataDir = Path.of(kept.substring(Lab.KEPT.length(), kept.indexOf(';')));
         assertThat(kept).endsWith("sluice db psql --data-dir " + dataDir);
         try (EmbeddedPostgresServer reopened = EmbeddedPostgresServer.start(dataDir);
              Connection c = reopened.dataSource().getConnection()) {
             assertThat(scalar(c, "SELECT count(*) FROM sluice_lab.handler_call")).isPositive();
         } finally {
-            try (java.util.stream.Stream<java.nio.file.Path> paths = java.nio.file.Files.walk(dataDir)) {
-                paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            Lab.deleteTree(dataDir);
         }
+        assertThat(dataDir).doesNotExist();
         assertThat(r.verdict()).as(r.reason()).isEqualTo("pass");
         assertThat(r.check().lost()).isZero();
         assertThat(r.check().unexpected()).isZero();

@@ -221,7 +221,7 @@ public final class GroupConsumer<T> implements Consumption {
         claimStreakStart = 0;
         RangeClaims.Probe p = claims.probe();
         leaseEndsAt = p.nextLease() == null ? NO_LEASE
-                : System.nanoTime() + Math.max(0, Duration.between(p.now(), p.nextLease()).toNanos());
+                : System.nanoTime() + Duration.between(p.now(), p.nextLease()).toNanos();
         if (due(p.nextLease(), p.now()) && reclaimRange()) {
             return 0;
         }
